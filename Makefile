@@ -1,0 +1,60 @@
+# The Positional Encoding Book: the project's front door.
+#   make book   build the HTML book (sets up .venv first), every chapter executed, warnings = errors
+#   make test   build the book, then run every test (library, notebooks, build, browser)
+# Other targets: live, sync, lint, serve, bench, clean. `make help` lists them.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HTML := _build/html
+PORT ?= 8000
+
+.PHONY: help book test test-lib live sync lint serve bench clean browser
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@touch $(STAMP)
+
+book: $(STAMP)  ## build the HTML book into _build/html (executed notebooks are cached)
+	POSENC_STATIC=1 $(BIN)/jupyter-book build . -W -n --keep-going
+	@echo "Open $(HTML)/index.html, or run: make serve"
+
+browser:  ## make sure Debian's chromium is installed (installs it when root)
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "Install Debian's chromium (sudo apt-get install chromium) for the browser tests"; exit 1; fi; }
+
+test: book browser  ## build the book, then run every test
+	$(BIN)/python -m pytest
+
+test-lib: $(STAMP)  ## only the library tests (fast; no book build, no browser)
+	$(BIN)/python -m pytest -m "not book and not browser"
+
+live: $(STAMP)  ## JupyterLab on the chapters, with live widgets
+	$(BIN)/jupyter lab chapters/
+
+sync: $(STAMP)  ## re-pair every chapter .md with its output-free .ipynb
+	$(BIN)/python scripts/sync_chapters.py
+
+lint: $(STAMP)  ## ruff on the library, tests, benchmarks, scripts and chapter code
+	$(BIN)/ruff check posenc_lib tests benchmarks scripts _ext
+	$(BIN)/python scripts/lint_chapters.py
+
+serve:  ## serve the built book on http://127.0.0.1:$(PORT)
+	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
+
+bench: $(STAMP)  ## print the performance figures
+	$(BIN)/python benchmarks/rope.py
+	$(BIN)/python benchmarks/widgets.py
+
+clean:  ## remove the built book and caches (keeps .venv)
+	rm -rf _build .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,33 @@
+"""`make sync`: keep every chapter's setup cell and paired .ipynb in step with its .md."""
+
+from __future__ import annotations
+
+import sys
+
+from chapters import (
+    fix_setup_cell_url,
+    notebook_chapters,
+    notebook_text,
+    paired_notebook,
+    repository_url,
+)
+
+
+def main() -> int:
+    url = repository_url()
+    for md in notebook_chapters():
+        text = md.read_text(encoding="utf-8")
+        fixed = fix_setup_cell_url(text, url)
+        if fixed != text:
+            md.write_text(fixed, encoding="utf-8")
+            print(f"updated setup cell URL in {md.name}")
+        ipynb = md.with_suffix(".ipynb")
+        new = notebook_text(paired_notebook(md))
+        if not ipynb.exists() or ipynb.read_text(encoding="utf-8") != new:
+            ipynb.write_text(new, encoding="utf-8")
+            print(f"wrote {ipynb.relative_to(md.parents[1])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""The built HTML book: a page per chapter, nothing loaded from the internet, pages of sane size."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bookpages import HTML, built_pages, require_build
+
+pytestmark = pytest.mark.book
+
+PAGES = built_pages()
+IDS = [p.relative_to(HTML).as_posix() for p in PAGES]
+# A page's own HTML with its figures (shared _static assets not counted): DESIGN.md §5.
+PAGE_BUDGET_BYTES = 1_500_000
+
+EXTERNAL_ASSET = re.compile(
+    r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*["'](?:https?:)?//""", re.IGNORECASE
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _built() -> None:
+    require_build()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_every_toc_entry_has_a_page(page: Path) -> None:
+    assert page.is_file(), f"{page} was not built"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_page_loads_nothing_from_the_internet(page: Path) -> None:
+    html = page.read_text(encoding="utf-8")
+    external = [m.group(0) for m in EXTERNAL_ASSET.finditer(html)]
+    assert external == [], f"external assets in {page.name}: {external[:3]}"
+    for cdn in ("cdn.plot.ly", "cdn.jsdelivr", "unpkg.com", "require.min.js", "html-manager"):
+        assert cdn not in html, f"{page.name} references {cdn}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_page_stays_within_its_size_budget(page: Path) -> None:
+    assert page.stat().st_size <= PAGE_BUDGET_BYTES, f"{page.name}: {page.stat().st_size} bytes"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_figures_are_html_not_dropped_mime_bundles(page: Path) -> None:
+    html = page.read_text(encoding="utf-8")
+    assert "application/vnd.plotly" not in html
+    # Every figure div is drawn by the page's own plotly.js, loaded before any figure script.
+    if "plotly-graph-div" in html:
+        assert html.index("_static/plotly.min.js") < html.index("Plotly.newPlot")
+
+
+def test_local_copies_of_mathjax_and_plotly_are_served() -> None:
+    assert (HTML / "_static" / "plotly.min.js").stat().st_size > 1_000_000
+    assert (HTML / "_static" / "mathjax" / "tex-chtml.js").is_file()
+
+
+def test_preface_carries_math_and_a_figure_with_a_slider() -> None:
+    html = (HTML / "chapters" / "preface.html").read_text(encoding="utf-8")
+    assert "plotly-graph-div" in html and '"sliders"' in html
+    assert 'class="math' in html
+
+
+def test_launch_buttons_open_the_paired_notebook() -> None:
+    html = (HTML / "chapters" / "preface.html").read_text(encoding="utf-8")
+    assert re.search(r"colab\.research\.google\.com/github/[^\"']+/chapters/preface\.ipynb", html)
+    assert re.search(r"mybinder\.org/v2/gh/[^\"']+chapters/preface\.ipynb", html)

@@ -1,0 +1,175 @@
+"""The built book in a real browser: Debian's chromium, headless, with the network closed.
+
+For every page: no console error, no request that leaves 127.0.0.1, math typeset by the local
+MathJax, every plotly figure drawn, and moving a slider changes what is drawn.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from bookpages import HTML, ROOT, built_pages, require_build
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+PAGES = built_pages()
+IDS = [p.relative_to(HTML).as_posix() for p in PAGES]
+# Flags that keep chromium from phoning home on a closed network (each refused connection is noise).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--enable-unsafe-swiftshader",  # software WebGL, for 3-D plotly figures
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (stdlib signature)
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    require_build()
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Debian's chromium is missing: `make test` installs it (apt-get install chromium)")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@dataclass
+class PageVisit:
+    console_errors: list[str] = field(default_factory=list)
+    external_requests: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+
+
+def _open(browser: object, base_url: str, page_path: Path) -> tuple[object, PageVisit]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page = context.new_page()
+    visit = PageVisit()
+
+    def route(route: object) -> None:
+        url = route.request.url  # type: ignore[attr-defined]
+        if url.startswith(base_url) or url.startswith("data:") or url.startswith("blob:"):
+            route.continue_()  # type: ignore[attr-defined]
+        else:
+            visit.external_requests.append(url)
+            route.abort()  # type: ignore[attr-defined]
+
+    page.route("**/*", route)
+    page.on("console", lambda m: m.type == "error" and visit.console_errors.append(m.text))
+    page.on("pageerror", lambda e: visit.console_errors.append(f"uncaught: {e}"))
+    page.on("requestfailed", lambda r: visit.failed_requests.append(r.url))
+    url = f"{base_url}/{page_path.relative_to(HTML).as_posix()}"
+    page.goto(url, wait_until="load")
+    return page, visit
+
+
+def _wait_for_math(page: object) -> int:
+    has_math = page.evaluate("document.querySelectorAll('.math, div.math, span.math').length")
+    if has_math:
+        page.wait_for_selector("mjx-container", state="attached", timeout=20_000)
+    return int(page.evaluate("document.querySelectorAll('mjx-container').length"))
+
+
+def _wait_for_figures(page: object) -> int:
+    count = int(page.evaluate("document.querySelectorAll('.plotly-graph-div').length"))
+    if count:
+        page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('.plotly-graph-div'))"
+            ".every(gd => gd._fullLayout && gd.querySelector('.main-svg'))",
+            timeout=30_000,
+        )
+    return count
+
+
+def _move_first_slider(page: object, index: int) -> bool:
+    """Click along the first slider's rail of figure ``index``; return True if the drawing changed."""
+    figure = page.locator(".plotly-graph-div").nth(index)
+    figure.scroll_into_view_if_needed()
+    rail = figure.locator(".slider-rail-rect").first
+    box = rail.bounding_box()
+    assert box is not None, "slider rail not drawn"
+    active_before = page.evaluate(
+        "gd => gd._fullLayout.sliders[0].active", figure.element_handle()
+    )
+    before = figure.screenshot()
+    # Click at three-quarters of the rail unless that is where the slider already sits.
+    fraction = 0.25 if active_before and active_before > 0 else 0.8
+    page.mouse.click(box["x"] + box["width"] * fraction, box["y"] + box["height"] / 2)
+    page.wait_for_timeout(400)
+    active_after = page.evaluate("gd => gd._fullLayout.sliders[0].active", figure.element_handle())
+    after = figure.screenshot()
+    return active_after != active_before and after != before
+
+
+@pytest.mark.parametrize("page_path", PAGES, ids=IDS)
+def test_page_renders_offline_without_errors(
+    browser: object, base_url: str, page_path: Path
+) -> None:
+    page, visit = _open(browser, base_url, page_path)
+    try:
+        _wait_for_math(page)
+        _wait_for_figures(page)
+        page.wait_for_timeout(300)  # let late console errors surface
+        assert visit.external_requests == [], f"requests leaving the machine: {visit.external_requests}"
+        assert visit.failed_requests == [], f"failed requests: {visit.failed_requests}"
+        assert visit.console_errors == [], f"console errors: {visit.console_errors}"
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("page_path", PAGES, ids=IDS)
+def test_math_is_typeset_and_figures_respond_to_sliders(
+    browser: object, base_url: str, page_path: Path
+) -> None:
+    page, visit = _open(browser, base_url, page_path)
+    try:
+        source = page_path.read_text(encoding="utf-8")
+        typeset = _wait_for_math(page)
+        if 'class="math' in source:
+            assert typeset > 0, "math present but not typeset by MathJax"
+        figures = _wait_for_figures(page)
+        assert figures == source.count('class="plotly-graph-div"')
+        with_sliders = page.evaluate(
+            "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+            ".map((gd, i) => (gd._fullLayout.sliders || []).length ? i : -1).filter(i => i >= 0)"
+        )
+        for index in with_sliders:
+            assert _move_first_slider(page, index), f"figure {index}: slider moved, nothing changed"
+        assert visit.console_errors == [], f"console errors while interacting: {visit.console_errors}"
+        if page_path.name == "preface.html":
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOTS / "preface.png"), full_page=False)
+    finally:
+        page.context.close()

@@ -1,0 +1,80 @@
+"""Chapters: every .md has an output-free, in-sync .ipynb, and the setup cell the book promises."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import chapters  # noqa: E402  (scripts/ is not a package; it is put on the path above)
+
+NOTEBOOK_CHAPTERS = chapters.notebook_chapters()
+IDS = [str(p.relative_to(ROOT)) for p in NOTEBOOK_CHAPTERS]
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [entry["file"] for entry in part.get("chapters", [])]
+    return files
+
+
+def test_there_are_chapters() -> None:
+    assert len(NOTEBOOK_CHAPTERS) >= 1
+
+
+@pytest.mark.parametrize("md", NOTEBOOK_CHAPTERS, ids=IDS)
+def test_paired_notebook_is_in_sync(md: Path) -> None:
+    ipynb = md.with_suffix(".ipynb")
+    assert ipynb.exists(), f"{ipynb.name} is missing: run `make sync`"
+    expected = chapters.notebook_text(chapters.paired_notebook(md))
+    assert ipynb.read_text(encoding="utf-8") == expected, f"{ipynb.name} is stale: run `make sync`"
+
+
+@pytest.mark.parametrize("md", NOTEBOOK_CHAPTERS, ids=IDS)
+def test_committed_notebook_has_no_outputs(md: Path) -> None:
+    nb = json.loads(md.with_suffix(".ipynb").read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [] and cell["execution_count"] is None
+
+
+@pytest.mark.parametrize("md", NOTEBOOK_CHAPTERS, ids=IDS)
+def test_first_code_cell_is_the_hidden_setup_cell(md: Path) -> None:
+    nb = chapters.read_chapter(md)
+    first = next(c for c in nb.cells if c.cell_type == "code")
+    assert first.source == chapters.setup_cell_source(), "run `make sync` to refresh the setup cell"
+    assert "remove-cell" in first.metadata.get("tags", [])
+
+
+@pytest.mark.parametrize("md", NOTEBOOK_CHAPTERS, ids=IDS)
+def test_chapter_has_a_label_before_its_title(md: Path) -> None:
+    nb = chapters.read_chapter(md)
+    first = nb.cells[0]
+    assert first.cell_type == "markdown"
+    lines = first.source.splitlines()
+    assert lines[0].startswith("(ch-") and lines[0].endswith(")="), lines[0]
+    assert lines[1].startswith("# ")
+
+
+def test_setup_cell_follows_the_configured_repository() -> None:
+    url = "https://example.org/someone/fork"
+    text = 'x = ["posenc_lib @ git+https://github.com/a/b"]'
+    assert chapters.fix_setup_cell_url(text, url) == f'x = ["posenc_lib @ git+{url}"]'
+    assert url in chapters.setup_cell_source(url)
+
+
+def test_every_toc_entry_exists_and_every_chapter_is_listed() -> None:
+    listed = toc_files()
+    for entry in listed:
+        assert (ROOT / f"{entry}.md").exists(), f"_toc.yml lists {entry}, which does not exist"
+    for md in ROOT.joinpath("chapters").rglob("*.md"):
+        entry = str(md.relative_to(ROOT).with_suffix(""))
+        assert entry in listed, f"{md.name} is not in _toc.yml"
