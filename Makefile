@@ -46,8 +46,7 @@ sync: $(STAMP)  ## re-pair every chapter .md with its output-free .ipynb
 	$(BIN)/python scripts/sync_chapters.py
 
 lint: $(STAMP)  ## ruff on the library, tests, benchmarks, scripts and chapter code
-	$(BIN)/ruff check posenc_lib tests benchmarks scripts _ext
-	$(BIN)/python scripts/lint_chapters.py
+	$(BIN)/ruff check posenc_lib tests benchmarks scripts _ext chapters
 
 serve:  ## serve the built book on http://127.0.0.1:$(PORT)
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)

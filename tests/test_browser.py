@@ -38,7 +38,7 @@ CHROMIUM_ARGS = [
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (stdlib signature)
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
@@ -59,7 +59,7 @@ def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is missing: `make test` installs it (apt-get install chromium)")
+        pytest.fail("Debian's chromium is missing: `make test` installs it with apt-get")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
@@ -114,7 +114,7 @@ def _wait_for_figures(page: object) -> int:
 
 
 def _move_first_slider(page: object, index: int) -> bool:
-    """Click along the first slider's rail of figure ``index``; return True if the drawing changed."""
+    """Click along the first slider's rail of figure ``index``; True if the drawing changed."""
     figure = page.locator(".plotly-graph-div").nth(index)
     figure.scroll_into_view_if_needed()
     rail = figure.locator(".slider-rail-rect").first
@@ -142,7 +142,7 @@ def test_page_renders_offline_without_errors(
         _wait_for_math(page)
         _wait_for_figures(page)
         page.wait_for_timeout(300)  # let late console errors surface
-        assert visit.external_requests == [], f"requests leaving the machine: {visit.external_requests}"
+        assert visit.external_requests == [], f"requests off the machine: {visit.external_requests}"
         assert visit.failed_requests == [], f"failed requests: {visit.failed_requests}"
         assert visit.console_errors == [], f"console errors: {visit.console_errors}"
     finally:
@@ -161,15 +161,15 @@ def test_math_is_typeset_and_figures_respond_to_sliders(
             assert typeset > 0, "math present but not typeset by MathJax"
         figures = _wait_for_figures(page)
         assert figures == source.count('class="plotly-graph-div"')
+        if page_path.name == "preface.html":
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOTS / "preface.png"), full_page=False)
         with_sliders = page.evaluate(
             "Array.from(document.querySelectorAll('.plotly-graph-div'))"
             ".map((gd, i) => (gd._fullLayout.sliders || []).length ? i : -1).filter(i => i >= 0)"
         )
         for index in with_sliders:
             assert _move_first_slider(page, index), f"figure {index}: slider moved, nothing changed"
-        assert visit.console_errors == [], f"console errors while interacting: {visit.console_errors}"
-        if page_path.name == "preface.html":
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOTS / "preface.png"), full_page=False)
+        assert visit.console_errors == [], f"console errors on interaction: {visit.console_errors}"
     finally:
         page.context.close()

@@ -1,0 +1,115 @@
+"""Time RoPE implementations on a LLaMA-7B-sized attention input, on CPU.
+
+Shape ``(batch, heads, seq, head_dim) = (1, 32, 4096, 128)`` float32 by default. All variants rotate
+both q and k, as a layer does. Printed: the median over repeats, and two ratios: against Hugging
+Face's ``apply_rotary_pos_emb`` with its cached cos/sin (target: the cached path <= 1.0) and
+against ``clone()`` of q and k, the memory-bound floor (target: within 3x).
+
+Run: ``.venv/bin/python benchmarks/rope.py [--repeats N] [--seq S] [--threads T]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+
+from posenc_lib import (
+    RotaryEmbedding,
+    apply_rope_complex,
+    apply_rope_half,
+    apply_rope_interleaved,
+)
+
+
+def median_seconds(
+    variants: dict[str, Callable[[], object]], repeats: int, warmup: int = 2
+) -> dict[str, float]:
+    """Median wall time of each variant; variants take turns so machine noise hits all alike."""
+    for fn in variants.values():
+        for _ in range(warmup):
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(repeats):
+        for name, fn in variants.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--heads", type=int, default=32)
+    parser.add_argument("--seq", type=int, default=4096)
+    parser.add_argument("--dim", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: leave default)")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import (
+        LlamaRotaryEmbedding,
+        apply_rotary_pos_emb,
+    )
+
+    torch.manual_seed(0)
+    shape = (args.batch, args.heads, args.seq, args.dim)
+    q, k = torch.randn(shape), torch.randn(shape)
+    positions = torch.arange(args.seq)
+
+    config = LlamaConfig(
+        hidden_size=args.dim * args.heads,
+        num_attention_heads=args.heads,
+        max_position_embeddings=args.seq,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    )
+    hf_rope = LlamaRotaryEmbedding(config)
+    hf_cos, hf_sin = hf_rope(q, positions[None, :])  # cached once, like a model does per forward
+
+    ours = RotaryEmbedding(args.dim)
+    ours(q, k)  # fill the cache
+
+    variants: dict[str, Callable[[], object]] = {
+        "clone (memory floor)": lambda: (q.clone(), k.clone()),
+        "HF apply_rotary_pos_emb (cached cos/sin)": lambda: apply_rotary_pos_emb(
+            q, k, hf_cos, hf_sin
+        ),
+        "RotaryEmbedding half (cached cos/sin)": lambda: ours(q, k),
+        "apply_rope_half (tables each call)": lambda: (apply_rope_half(q), apply_rope_half(k)),
+        "apply_rope_interleaved (tables each call)": lambda: (
+            apply_rope_interleaved(q),
+            apply_rope_interleaved(k),
+        ),
+        "apply_rope_complex (tables each call)": lambda: (
+            apply_rope_complex(q),
+            apply_rope_complex(k),
+        ),
+    }
+    # Accuracy before speed: both against a float64 rotation (HF's float32 angles drift with m).
+    exact = apply_rope_half(q.double())
+    err_ours = (ours(q, k)[0].double() - exact).abs().max().item()
+    err_hf = (apply_rotary_pos_emb(q, k, hf_cos, hf_sin)[0].double() - exact).abs().max().item()
+
+    print(
+        f"RoPE on q and k of shape {shape} float32, threads={torch.get_num_threads()}, "
+        f"repeats={args.repeats}; max error vs float64: ours {err_ours:.1e}, HF {err_hf:.1e}"
+    )
+    results = median_seconds(variants, args.repeats)
+    floor = results["clone (memory floor)"]
+    hf = results["HF apply_rotary_pos_emb (cached cos/sin)"]
+    for name, seconds in results.items():
+        print(
+            f"{name:<44} median {seconds * 1e3:8.2f} ms   "
+            f"vs HF {seconds / hf:5.2f}x   vs clone {seconds / floor:5.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""posenc_lib: positional encodings for Transformers, exact and tested.
+
+The library behind *The Positional Encoding Book*. Torch tensors in and out, features last:
+``x`` is ``(..., seq, dim)``. Angles and tables are computed in float64 and cast to the input's
+dtype. Figures live in :mod:`posenc_lib.figures`, widgets in :mod:`posenc_lib.widgets`; they are
+not imported here so that the core stays light.
+"""
+
+from .alibi import alibi_bias, alibi_slopes
+from .analysis import rope_decay_bound, sinusoidal_similarity, wavelengths
+from .attention import attention, causal_mask
+from .euler import euler_partial_sums, rotate_complex
+from .rope import (
+    CONVENTIONS,
+    RotaryEmbedding,
+    apply_rope_complex,
+    apply_rope_half,
+    apply_rope_interleaved,
+    interleaved_to_half_permutation,
+    rope_angles,
+    rope_cos_sin,
+    rope_inv_freq,
+    rope_rotation_matrix,
+    rotate_half,
+)
+from .scaling import (
+    abf_inv_freq,
+    dynamic_ntk_inv_freq,
+    llama3_inv_freq,
+    ntk_inv_freq,
+    pi_inv_freq,
+    yarn_correction_range,
+    yarn_inv_freq,
+)
+from .schemes import binary_encoding, integer_encoding, normalized_encoding
+from .sinusoidal import (
+    SinusoidalPositionalEncoding,
+    sinusoidal_frequencies,
+    sinusoidal_shift_matrix,
+    sinusoidal_table,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CONVENTIONS",
+    "RotaryEmbedding",
+    "SinusoidalPositionalEncoding",
+    "__version__",
+    "abf_inv_freq",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope_complex",
+    "apply_rope_half",
+    "apply_rope_interleaved",
+    "attention",
+    "binary_encoding",
+    "causal_mask",
+    "dynamic_ntk_inv_freq",
+    "euler_partial_sums",
+    "integer_encoding",
+    "interleaved_to_half_permutation",
+    "llama3_inv_freq",
+    "normalized_encoding",
+    "ntk_inv_freq",
+    "pi_inv_freq",
+    "rope_angles",
+    "rope_cos_sin",
+    "rope_decay_bound",
+    "rope_inv_freq",
+    "rope_rotation_matrix",
+    "rotate_complex",
+    "rotate_half",
+    "sinusoidal_frequencies",
+    "sinusoidal_shift_matrix",
+    "sinusoidal_similarity",
+    "sinusoidal_table",
+    "wavelengths",
+    "yarn_correction_range",
+    "yarn_inv_freq",
+]

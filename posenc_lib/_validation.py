@@ -1,0 +1,217 @@
+"""Shared argument checks for every public function of ``posenc_lib``.
+
+Each check raises ``TypeError`` for a value of the wrong kind and ``ValueError`` for a value of the
+right kind outside its allowed range. Messages name the parameter, the allowed values and what was
+received, so a reader who passes ``dim=7`` learns at once what went wrong.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+
+import torch
+
+_HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def _describe(value: object) -> str:
+    """Short ``repr`` of a bad value with its type, e.g. ``3.0 (float)``."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def check_int(value: object, name: str, *, minimum: int | None = None, what: str = "") -> int:
+    """Return ``value`` as a Python int; reject bools, floats and values below ``minimum``.
+
+    ``what`` is the wording of the allowed range, e.g. ``"a positive integer"``.
+    """
+    if what == "":
+        what = "an integer" if minimum is None else f"an integer >= {minimum}"
+    # bool is an int subclass, but dim=True is always a mistake.
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        integral_tensor = (
+            isinstance(value, torch.Tensor)
+            and value.ndim == 0
+            and not (value.dtype.is_floating_point or value.dtype.is_complex)
+            and value.dtype != torch.bool
+        )
+        if integral_tensor:
+            value = int(value.item())
+        else:
+            raise TypeError(f"{name} must be {what}, got {_describe(value)}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be {what}, got {value}")
+    return value
+
+
+def check_dim(dim: object, name: str = "dim", *, minimum: int = 2) -> int:
+    """A positive even feature dimension (``minimum`` 4 where ``d/(d-2)`` appears)."""
+    what = "a positive even integer" if minimum <= 2 else f"an even integer >= {minimum}"
+    dim = check_int(dim, name, what=what)
+    if dim < minimum or dim % 2 != 0:
+        raise ValueError(f"{name} must be {what}, got {dim}")
+    return dim
+
+
+def check_positive_int(value: object, name: str) -> int:
+    """An integer >= 1 (head counts, feature sizes of the naive schemes, term counts)."""
+    return check_int(value, name, minimum=1, what="a positive integer (>= 1)")
+
+
+def check_length(value: object, name: str) -> int:
+    """A sequence length: an integer >= 0."""
+    return check_int(value, name, minimum=0, what="a non-negative integer")
+
+
+def check_real(value: object, name: str) -> float:
+    """A finite real number (Python number or 0-d real tensor), returned as float."""
+    if isinstance(value, torch.Tensor) and value.ndim == 0 and not value.dtype.is_complex \
+            and value.dtype != torch.bool:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a finite real number, got {_describe(value)}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite real number, got {value}")
+    return value
+
+
+def check_positive(value: object, name: str) -> float:
+    """A finite number > 0 (``base``, ``scale``)."""
+    try:
+        value = check_real(value, name)
+    except (TypeError, ValueError) as err:
+        kind = type(err)
+        raise kind(str(err).replace("a finite real number", "a finite number > 0")) from None
+    if value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return value
+
+
+def check_base(base: object, name: str = "base") -> float:
+    """The RoPE / sinusoid base: finite and > 0 (1 is allowed; it gives zero frequencies)."""
+    return check_positive(base, name)
+
+
+def check_factor(factor: object, name: str = "factor") -> float:
+    """A context-extension factor: finite and >= 1 (1 means no scaling)."""
+    try:
+        value = check_real(factor, name)
+    except (TypeError, ValueError) as err:
+        kind = type(err)
+        raise kind(str(err).replace("a finite real number", "a finite number >= 1")) from None
+    if value < 1:
+        raise ValueError(f"{name} must be a finite number >= 1, got {value}")
+    return value
+
+
+def check_dtype(dtype: object, name: str = "dtype") -> torch.dtype:
+    """A floating-point torch dtype."""
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(
+            f"{name} must be a floating-point torch.dtype (e.g. torch.float32), "
+            f"got {_describe(dtype)}"
+        )
+    return dtype
+
+
+def check_float_tensor(x: object, name: str = "x", *, min_ndim: int = 1) -> torch.Tensor:
+    """A real floating-point tensor with at least ``min_ndim`` dimensions."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {_describe(x)}")
+    if not x.dtype.is_floating_point:
+        raise TypeError(
+            f"{name} must have a floating-point dtype (float16, bfloat16, float32, float64), "
+            f"got {x.dtype}"
+        )
+    if x.ndim < min_ndim:
+        shape = "(..., seq, dim)" if min_ndim == 2 else f"at least {min_ndim} dimension(s)"
+        raise ValueError(f"{name} must have shape {shape}, got shape {tuple(x.shape)}")
+    return x
+
+
+def check_rope_input(x: object, name: str = "x") -> tuple[torch.Tensor, int, int]:
+    """A ``(..., seq, dim)`` float tensor with even ``dim``; returns ``(x, seq, dim)``."""
+    x = check_float_tensor(x, name, min_ndim=2)
+    dim = x.shape[-1]
+    if dim == 0 or dim % 2 != 0:
+        raise ValueError(
+            f"{name}.shape[-1] (dim) must be a positive even integer, got {dim} "
+            f"(shape {tuple(x.shape)})"
+        )
+    return x, x.shape[-2], dim
+
+
+def check_positions(
+    positions: object, seq_len: int | None = None, name: str = "positions"
+) -> torch.Tensor:
+    """A 1-D tensor of finite real positions (of length ``seq_len`` when given), as float64.
+
+    Lists, tuples and ranges are accepted and converted, since readers often type ``[0, 1, 2]``.
+    """
+    if isinstance(positions, (Sequence, range)) and not isinstance(positions, (str, bytes)):
+        try:
+            positions = torch.as_tensor(list(positions), dtype=torch.float64)
+        except (TypeError, ValueError, RuntimeError):
+            raise TypeError(
+                f"{name} must be a 1-D tensor of real numbers, got {_describe(positions)}"
+            ) from None
+    if not isinstance(positions, torch.Tensor):
+        raise TypeError(f"{name} must be a 1-D torch.Tensor, got {_describe(positions)}")
+    if positions.dtype.is_complex or positions.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integers or real floats, got dtype {positions.dtype}")
+    if positions.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D with shape (seq,), got shape {tuple(positions.shape)}"
+        )
+    if seq_len is not None and positions.shape[0] != seq_len:
+        raise ValueError(
+            f"{name} must have length seq = {seq_len} (x.shape[-2]), "
+            f"got length {positions.shape[0]}"
+        )
+    positions = positions.to(torch.float64)
+    if not bool(torch.isfinite(positions).all()):
+        raise ValueError(f"{name} must be finite, got a NaN or infinite entry")
+    return positions
+
+
+def check_inv_freq(
+    inv_freq: object, dim: int | None = None, name: str = "inv_freq", *, positive: bool = False
+) -> torch.Tensor:
+    """A 1-D tensor of finite inverse frequencies (length ``dim // 2`` when given), as float64."""
+    if not isinstance(inv_freq, torch.Tensor):
+        raise TypeError(f"{name} must be a 1-D torch.Tensor, got {_describe(inv_freq)}")
+    if inv_freq.dtype.is_complex or inv_freq.dtype == torch.bool:
+        raise TypeError(f"{name} must hold real numbers, got dtype {inv_freq.dtype}")
+    if inv_freq.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D with shape (dim//2,), got shape {tuple(inv_freq.shape)}"
+        )
+    if dim is not None and inv_freq.shape[0] != dim // 2:
+        raise ValueError(
+            f"{name} must have length dim // 2 = {dim // 2}, got length {inv_freq.shape[0]}"
+        )
+    inv_freq = inv_freq.to(torch.float64)
+    if not bool(torch.isfinite(inv_freq).all()):
+        raise ValueError(f"{name} must be finite, got a NaN or infinite entry")
+    if positive and not bool((inv_freq > 0).all()):
+        raise ValueError(f"{name} must be > 0 everywhere")
+    return inv_freq
+
+
+def check_choice(value: object, name: str, choices: Sequence[str]) -> str:
+    """One of a fixed set of strings."""
+    if not isinstance(value, str) or value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype to do arithmetic in: half types are upcast to float32, others kept."""
+    return torch.float32 if dtype in _HALF_DTYPES else dtype

@@ -1,0 +1,516 @@
+"""Rotary position embedding (RoPE, Su et al. 2021) in its three conventions.
+
+Pair ``i`` of a query or key at position ``m`` is rotated by the angle ``m·θ_i`` with
+``θ_i = base^(-2i/d)``:
+
+.. math::
+
+    (x_a, x_b) \\mapsto (x_a\\cos m\\theta_i - x_b\\sin m\\theta_i,\\;
+                         x_a\\sin m\\theta_i + x_b\\cos m\\theta_i).
+
+The conventions differ only in which two features form pair ``i``:
+
+* ``interleaved``: features ``(2i, 2i+1)`` (RoFormer, GPT-J, the seed article's code);
+* ``half``: features ``(i, i + d/2)`` (Hugging Face ``rotate_half``, GPT-NeoX);
+* ``complex``: ``(2i, 2i+1)`` read as one complex number (Meta LLaMA's ``view_as_complex``).
+
+Angles are computed in float64 (a float32 outer product ``m·θ`` is already off by ~0.03 rad at
+``m = 10^6``); cos/sin are then cast to the working dtype. Half-precision inputs are rotated in
+float32 and cast back, so they keep their dtype.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ._validation import (
+    check_base,
+    check_choice,
+    check_dim,
+    check_dtype,
+    check_float_tensor,
+    check_inv_freq,
+    check_positions,
+    check_positive,
+    check_real,
+    check_rope_input,
+    compute_dtype,
+)
+
+__all__ = [
+    "CONVENTIONS",
+    "RotaryEmbedding",
+    "apply_rope_complex",
+    "apply_rope_half",
+    "apply_rope_interleaved",
+    "interleaved_to_half_permutation",
+    "rope_angles",
+    "rope_cos_sin",
+    "rope_inv_freq",
+    "rope_rotation_matrix",
+    "rotate_half",
+]
+
+CONVENTIONS = ("half", "interleaved", "complex")
+
+
+def rope_inv_freq(dim: int, base: float = 10000.0) -> torch.Tensor:
+    """Inverse frequencies ``θ_i = base^(-2i/dim)``, ``i = 0 … dim/2 - 1``.
+
+    Parameters
+    ----------
+    dim : int
+        Rotary dimension ``d`` (positive, even).
+    base : float
+        The base ``b`` (10 000 in RoFormer and LLaMA 2, 500 000 in LLaMA 2 Long / LLaMA 3).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(dim // 2,)``, float64, radians per position.
+    """
+    dim = check_dim(dim)
+    base = check_base(base)
+    return torch.tensor(base, dtype=torch.float64) ** (
+        -torch.arange(0, dim, 2, dtype=torch.float64) / dim
+    )
+
+
+def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor:
+    """Rotation angles ``m·θ_i`` for every position ``m`` and pair ``i``, in float64.
+
+    Parameters
+    ----------
+    positions : torch.Tensor
+        Shape ``(seq,)``, integer or float positions.
+    inv_freq : torch.Tensor
+        Shape ``(dim // 2,)``, e.g. from :func:`rope_inv_freq` or a scaling function.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(seq, dim // 2)``, float64: ``angles[m, i] = positions[m] · inv_freq[i]``.
+    """
+    positions = check_positions(positions)
+    inv_freq = check_inv_freq(inv_freq)
+    return torch.outer(positions, inv_freq.to(positions.device))
+
+
+def rope_cos_sin(
+    positions: torch.Tensor,
+    inv_freq: torch.Tensor,
+    dtype: torch.dtype = torch.float32,
+    *,
+    convention: str = "half",
+    scale: float = 1.0,
+    device: torch.device | str | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ``(cos, sin)`` tables a RoPE layer multiplies with, laid out for a convention.
+
+    Parameters
+    ----------
+    positions : torch.Tensor
+        Shape ``(seq,)``.
+    inv_freq : torch.Tensor
+        Shape ``(dim // 2,)``.
+    dtype : torch.dtype
+        Output dtype (the angles are float64 before the cast).
+    convention : {"half", "interleaved"}
+        ``"half"`` gives ``cat(cos θ, cos θ)`` as Hugging Face does (pairs ``(i, i+d/2)``);
+        ``"interleaved"`` repeats each value twice (pairs ``(2i, 2i+1)``).
+    scale : float
+        Multiplies both tables (YaRN's attention factor; 1 otherwise).
+    device : torch.device or str, optional
+        Where to put the tables (default: the device of ``positions``).
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        ``cos`` and ``sin``, each of shape ``(seq, dim)``.
+    """
+    dtype = check_dtype(dtype)
+    convention = check_choice(convention, "convention", ("half", "interleaved"))
+    scale = check_real(scale, "scale")
+    angles = rope_angles(positions, inv_freq)
+    cos, sin = angles.cos() * scale, angles.sin() * scale
+    if convention == "half":
+        cos, sin = torch.cat((cos, cos), dim=-1), torch.cat((sin, sin), dim=-1)
+    else:
+        cos, sin = cos.repeat_interleave(2, dim=-1), sin.repeat_interleave(2, dim=-1)
+    return cos.to(device=device, dtype=dtype), sin.to(device=device, dtype=dtype)
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """Hugging Face's ``rotate_half``: ``cat(-x[..., d/2:], x[..., :d/2])``.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Shape ``(..., dim)`` with even ``dim``.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape as ``x``; pair ``(i, i+d/2)`` turned by a quarter turn, ``(a, b) -> (-b, a)``.
+    """
+    x = check_float_tensor(x, "x", min_ndim=1)
+    dim = x.shape[-1]
+    if dim == 0 or dim % 2 != 0:
+        raise ValueError(f"x.shape[-1] (dim) must be a positive even integer, got {dim}")
+    x1, x2 = x[..., : dim // 2], x[..., dim // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+# --- the arithmetic kernels (no validation; callers validate) ------------------------------------
+
+
+def _rotate_half_layout(x: torch.Tensor, cos: torch.Tensor, sin_half: torch.Tensor) -> torch.Tensor:
+    """``x·cos + rotate_half(x)·sin`` with one output allocation and no ``torch.cat``.
+
+    ``cos`` is ``(seq, d)`` (= ``cat(c, c)``); ``sin_half`` is ``(seq, d/2)``.
+    """
+    h = x.shape[-1] // 2
+    out = torch.mul(x, cos)
+    out[..., :h].addcmul_(x[..., h:], sin_half, value=-1.0)
+    out[..., h:].addcmul_(x[..., :h], sin_half)
+    return out
+
+
+def _rotate_interleaved_layout(
+    x: torch.Tensor, cos: torch.Tensor, sin_half: torch.Tensor
+) -> torch.Tensor:
+    """Rotate pairs ``(2i, 2i+1)``; ``cos`` is ``(seq, d)`` with each value repeated twice."""
+    out = torch.mul(x, cos)
+    out[..., 0::2].addcmul_(x[..., 1::2], sin_half, value=-1.0)
+    out[..., 1::2].addcmul_(x[..., 0::2], sin_half)
+    return out
+
+
+def _rotate_complex(x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
+    """LLaMA's form: view pairs ``(2i, 2i+1)`` as complex numbers and multiply by ``e^{imθ}``."""
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    xc = torch.view_as_complex(x.to(work).reshape(*x.shape[:-1], -1, 2).contiguous())
+    out = torch.view_as_real(xc * freqs_cis).flatten(-2)
+    return out.to(x.dtype)
+
+
+def _resolve(
+    x: object, positions: torch.Tensor | None, base: float, inv_freq: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Validate a functional call; return ``(x, angles)`` with float64 angles ``(seq, d/2)``."""
+    x, seq, dim = check_rope_input(x)
+    base = check_base(base)
+    if inv_freq is None:
+        inv_freq = rope_inv_freq(dim, base)
+    else:
+        inv_freq = check_inv_freq(inv_freq, dim)
+    if positions is None:
+        positions = torch.arange(seq, dtype=torch.float64)
+    else:
+        positions = check_positions(positions, seq)
+    angles = torch.outer(positions.cpu(), inv_freq.cpu()).to(x.device)
+    return x, angles
+
+
+def apply_rope_interleaved(
+    x: torch.Tensor,
+    positions: torch.Tensor | None = None,
+    *,
+    base: float = 10000.0,
+    inv_freq: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Rotate pairs ``(2i, 2i+1)`` of ``x`` by ``m·θ_i`` (RoFormer's real form).
+
+    ``out[2i] = x[2i]·cos mθ_i − x[2i+1]·sin mθ_i``,
+    ``out[2i+1] = x[2i]·sin mθ_i + x[2i+1]·cos mθ_i``.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Shape ``(..., seq, dim)``, floating point, ``dim`` even.
+    positions : torch.Tensor, optional
+        Shape ``(seq,)``; default ``arange(seq)``.
+    base : float
+        Used for ``θ_i = base^(-2i/dim)`` when ``inv_freq`` is not given.
+    inv_freq : torch.Tensor, optional
+        Shape ``(dim // 2,)``; overrides ``base`` (e.g. a scaled spectrum from ``scaling``).
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``x``.
+    """
+    x, angles = _resolve(x, positions, base, inv_freq)
+    work = compute_dtype(x.dtype)
+    cos = angles.cos().repeat_interleave(2, dim=-1).to(work)
+    sin = angles.sin().to(work)
+    return _rotate_interleaved_layout(x.to(work), cos, sin).to(x.dtype)
+
+
+def apply_rope_half(
+    x: torch.Tensor,
+    positions: torch.Tensor | None = None,
+    *,
+    base: float = 10000.0,
+    inv_freq: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Rotate pairs ``(i, i + dim/2)`` of ``x`` by ``m·θ_i`` (Hugging Face / GPT-NeoX form).
+
+    ``out = x·cos + rotate_half(x)·sin`` with ``cos = cat(cos mθ, cos mθ)`` (likewise ``sin``).
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Shape ``(..., seq, dim)``, floating point, ``dim`` even.
+    positions : torch.Tensor, optional
+        Shape ``(seq,)``; default ``arange(seq)``.
+    base : float
+        Used when ``inv_freq`` is not given.
+    inv_freq : torch.Tensor, optional
+        Shape ``(dim // 2,)``; overrides ``base``.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``x``.
+    """
+    x, angles = _resolve(x, positions, base, inv_freq)
+    work = compute_dtype(x.dtype)
+    cos = angles.cos().repeat(1, 2).to(work)
+    sin = angles.sin().to(work)
+    return _rotate_half_layout(x.to(work), cos, sin).to(x.dtype)
+
+
+def apply_rope_complex(
+    x: torch.Tensor,
+    positions: torch.Tensor | None = None,
+    *,
+    base: float = 10000.0,
+    inv_freq: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Meta LLaMA's form: ``x`` pairs ``(2i, 2i+1)`` as complex numbers times ``e^{i·m·θ_i}``.
+
+    Same result as :func:`apply_rope_interleaved`. float16/bfloat16 inputs are upcast to float32
+    (complex half is not generally supported) and cast back.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Shape ``(..., seq, dim)``, floating point, ``dim`` even.
+    positions : torch.Tensor, optional
+        Shape ``(seq,)``; default ``arange(seq)``.
+    base : float
+        Used when ``inv_freq`` is not given.
+    inv_freq : torch.Tensor, optional
+        Shape ``(dim // 2,)``; overrides ``base``.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``x``.
+    """
+    x, angles = _resolve(x, positions, base, inv_freq)
+    freqs_cis = torch.polar(torch.ones_like(angles), angles)  # complex128, (seq, dim // 2)
+    if x.dtype != torch.float64:
+        freqs_cis = freqs_cis.to(torch.complex64)
+    return _rotate_complex(x, freqs_cis)
+
+
+def rope_rotation_matrix(
+    position: float,
+    dim: int,
+    base: float = 10000.0,
+    *,
+    inv_freq: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The block-diagonal rotation ``R_m`` (interleaved layout) with ``RoPE(x, m) = R_m x``.
+
+    Block ``i`` (rows and columns ``2i, 2i+1``) is
+    ``[[cos mθ_i, −sin mθ_i], [sin mθ_i, cos mθ_i]]``.
+    ``R_m`` is orthogonal and ``R_mᵀ R_n = R_{n−m}``, which is why ``⟨R_m q, R_n k⟩`` depends
+    on ``n − m`` only.
+
+    Parameters
+    ----------
+    position : float
+        The position ``m`` (any finite real).
+    dim : int
+        Dimension ``d`` (positive, even).
+    base : float
+        Used when ``inv_freq`` is not given.
+    inv_freq : torch.Tensor, optional
+        Shape ``(dim // 2,)``; overrides ``base``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(dim, dim)``, float64.
+    """
+    position = check_real(position, "position")
+    dim = check_dim(dim)
+    base = check_base(base)
+    theta = rope_inv_freq(dim, base) if inv_freq is None else check_inv_freq(inv_freq, dim)
+    angle = position * theta.cpu()
+    cos, sin = angle.cos(), angle.sin()
+    matrix = torch.zeros(dim, dim, dtype=torch.float64)
+    even = torch.arange(0, dim, 2)
+    matrix[even, even] = cos
+    matrix[even, even + 1] = -sin
+    matrix[even + 1, even] = sin
+    matrix[even + 1, even + 1] = cos
+    return matrix
+
+
+def interleaved_to_half_permutation(dim: int) -> torch.Tensor:
+    """The feature permutation that turns the interleaved convention into the half one.
+
+    ``perm = [0, 2, …, d−2, 1, 3, …, d−1]`` satisfies
+    ``apply_rope_interleaved(x)[..., perm] == apply_rope_half(x[..., perm])``: applying ``perm``
+    to the rows of ``W_q`` and ``W_k`` converts a Meta checkpoint to Hugging Face's layout.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension ``d`` (positive, even).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(dim,)``, int64.
+    """
+    dim = check_dim(dim)
+    return torch.cat((torch.arange(0, dim, 2), torch.arange(1, dim, 2)))
+
+
+class RotaryEmbedding(nn.Module):
+    """RoPE as a layer: ``forward(q, k, positions=None) -> (q_rot, k_rot)``.
+
+    For the default positions ``arange(seq)`` the cos/sin tables are built once per
+    ``(seq, device, dtype)``, directly in the input's dtype, and reused; the rotation then costs one
+    multiply and two fused multiply-adds per element, without ``rotate_half``'s ``torch.cat``.
+
+    Parameters
+    ----------
+    dim : int
+        Rotary dimension ``d`` (positive, even); the last dimension of ``q`` and ``k``.
+    base : float
+        The base ``b``, used when ``inv_freq`` is not given.
+    inv_freq : torch.Tensor, optional
+        Shape ``(dim // 2,)``: a custom spectrum, e.g. from :func:`posenc_lib.yarn_inv_freq`.
+    convention : {"half", "interleaved", "complex"}
+        Which features form a pair (see the module docstring).
+    attention_scaling : float
+        Multiplies cos and sin (YaRN's attention factor); 1 for plain RoPE.
+
+    Notes
+    -----
+    Explicit ``positions`` are not cached (they may change every call). Half-precision tables are
+    rounded once from float64, so the cached path is as accurate as the functional one up to the
+    rounding of the arithmetic itself.
+    """
+
+    inv_freq: torch.Tensor
+    _MAX_CACHE = 8
+
+    def __init__(
+        self,
+        dim: int,
+        base: float = 10000.0,
+        *,
+        inv_freq: torch.Tensor | None = None,
+        convention: str = "half",
+        attention_scaling: float = 1.0,
+    ) -> None:
+        super().__init__()
+        self.dim = check_dim(dim)
+        self.base = check_base(base)
+        self.convention = check_choice(convention, "convention", CONVENTIONS)
+        self.attention_scaling = check_positive(attention_scaling, "attention_scaling")
+        freqs = rope_inv_freq(self.dim, self.base) if inv_freq is None else check_inv_freq(
+            inv_freq, self.dim
+        )
+        self.register_buffer("inv_freq", freqs.clone(), persistent=False)
+        self._cache: dict[tuple[int, torch.device, torch.dtype], tuple[torch.Tensor, ...]] = {}
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, base={self.base}, convention={self.convention!r}"
+
+    def _tables(
+        self, positions: torch.Tensor, device: torch.device, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, ...]:
+        angles = torch.outer(positions.cpu(), self.inv_freq.cpu())
+        if self.convention == "complex":
+            freqs = torch.polar(torch.full_like(angles, self.attention_scaling), angles)
+            work = torch.complex128 if dtype == torch.float64 else torch.complex64
+            return (freqs.to(device=device, dtype=work),)
+        cos = angles.cos() * self.attention_scaling
+        sin = angles.sin() * self.attention_scaling
+        cos = cos.repeat(1, 2) if self.convention == "half" else cos.repeat_interleave(2, dim=-1)
+        return cos.to(device=device, dtype=dtype), sin.to(device=device, dtype=dtype)
+
+    def cos_sin(
+        self, seq_len: int, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
+    ) -> tuple[torch.Tensor, ...]:
+        """The cached tables for positions ``0 … seq_len-1``.
+
+        Returns ``(cos (seq, d), sin (seq, d/2))`` for the real conventions and
+        ``(freqs_cis (seq, d/2) complex,)`` for ``"complex"``.
+        """
+        device = torch.device(device)
+        key = (int(seq_len), device, dtype)
+        tables = self._cache.get(key)
+        if tables is None:
+            if len(self._cache) >= self._MAX_CACHE:
+                self._cache.clear()
+            positions = torch.arange(int(seq_len), dtype=torch.float64)
+            tables = self._tables(positions, device, dtype)
+            self._cache[key] = tables
+        return tables
+
+    def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]  # nn.Module's signature
+        # .to()/.double() replace the buffer: drop tables built from the old one.
+        self._cache = {}
+        return super()._apply(fn, recurse)
+
+    def _rotate(self, x: torch.Tensor, tables: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        if self.convention == "half":
+            return _rotate_half_layout(x, tables[0], tables[1])
+        if self.convention == "interleaved":
+            return _rotate_interleaved_layout(x, tables[0], tables[1])
+        return _rotate_complex(x, tables[0])
+
+    def forward(
+        self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rotate queries and keys.
+
+        Parameters
+        ----------
+        q, k : torch.Tensor
+            Shape ``(..., seq, dim)`` each, same ``seq``, ``dim`` and dtype (leading dimensions may
+            differ, e.g. fewer key heads).
+        positions : torch.Tensor, optional
+            Shape ``(seq,)``; default ``arange(seq)`` (the cached path).
+
+        Returns
+        -------
+        tuple of torch.Tensor
+            ``(q_rot, k_rot)`` with the shapes and dtype of ``q`` and ``k``.
+        """
+        q, seq, dim = check_rope_input(q, "q")
+        k, k_seq, k_dim = check_rope_input(k, "k")
+        if dim != self.dim or k_dim != self.dim:
+            raise ValueError(
+                f"q and k must have last dimension dim = {self.dim}, got {dim} and {k_dim}"
+            )
+        if k_seq != seq:
+            raise ValueError(f"q and k must have the same seq length, got {seq} and {k_seq}")
+        if q.dtype != k.dtype:
+            raise TypeError(f"q and k must have the same dtype, got {q.dtype} and {k.dtype}")
+        work = compute_dtype(q.dtype) if self.convention == "complex" else q.dtype
+        if positions is None:
+            tables = self.cos_sin(seq, q.device, work)
+        else:
+            tables = self._tables(check_positions(positions, seq), q.device, work)
+        return self._rotate(q, tables), self._rotate(k, tables)

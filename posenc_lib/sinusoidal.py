@@ -1,0 +1,218 @@
+"""The sinusoidal positional encoding of Vaswani et al. (2017), section 3.5.
+
+.. math::
+
+    \\mathrm{PE}(p, 2i) = \\sin(p\\,\\omega_i), \\quad
+    \\mathrm{PE}(p, 2i+1) = \\cos(p\\,\\omega_i), \\quad
+    \\omega_i = b^{-2i/d}.
+
+Everything is computed in float64 and cast at the end, so the table stays accurate at large
+positions even when the caller wants float32 or half precision.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ._validation import (
+    check_base,
+    check_choice,
+    check_dim,
+    check_dtype,
+    check_float_tensor,
+    check_int,
+    check_length,
+    check_positions,
+    check_real,
+)
+
+__all__ = [
+    "SinusoidalPositionalEncoding",
+    "sinusoidal_frequencies",
+    "sinusoidal_shift_matrix",
+    "sinusoidal_table",
+]
+
+
+def sinusoidal_frequencies(
+    dim: int, base: float = 10000.0, *, method: str = "power", dtype: torch.dtype = torch.float64
+) -> torch.Tensor:
+    """Angular frequencies ``ω_i = base^(-2i/dim)`` of the sinusoidal encoding.
+
+    Parameters
+    ----------
+    dim : int
+        Feature dimension ``d`` (positive, even).
+    base : float
+        The base ``b`` (10 000 in the paper).
+    method : {"power", "exp_log"}
+        ``"power"`` evaluates ``base ** (-2i/d)`` directly; ``"exp_log"`` evaluates
+        ``exp(2i · (-ln b / d))``, the ``div_term`` of many public implementations. Both are the
+        same number mathematically; computing them in float32 shows the rounding difference.
+    dtype : torch.dtype
+        Floating dtype the arithmetic is done in (float64 by default).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(dim // 2,)``.
+    """
+    dim = check_dim(dim)
+    base = check_base(base)
+    method = check_choice(method, "method", ("power", "exp_log"))
+    dtype = check_dtype(dtype)
+    two_i = torch.arange(0, dim, 2, dtype=dtype)
+    if method == "power":
+        return torch.tensor(base, dtype=dtype) ** (-two_i / dim)
+    return torch.exp(two_i * (-math.log(base) / dim))
+
+
+def sinusoidal_table(
+    seq_len: int,
+    dim: int,
+    base: float = 10000.0,
+    *,
+    dtype: torch.dtype = torch.float32,
+    positions: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The sinusoidal table ``PE``, one row per position.
+
+    ``PE[p, 2i] = sin(p·ω_i)`` and ``PE[p, 2i+1] = cos(p·ω_i)`` with ``ω_i = base^(-2i/dim)``
+    (sin and cos interleaved, as in the paper, not concatenated).
+
+    Parameters
+    ----------
+    seq_len : int
+        Number of positions (>= 0).
+    dim : int
+        Feature dimension ``d`` (positive, even).
+    base : float
+        The base ``b`` (> 0, finite).
+    dtype : torch.dtype
+        Output dtype; the table is computed in float64 and cast.
+    positions : torch.Tensor, optional
+        Shape ``(seq_len,)``: positions to encode instead of ``0 … seq_len-1`` (may be float).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(seq_len, dim)``.
+    """
+    seq_len = check_length(seq_len, "seq_len")
+    dim = check_dim(dim)
+    base = check_base(base)
+    dtype = check_dtype(dtype)
+    if positions is None:
+        pos = torch.arange(seq_len, dtype=torch.float64)
+    else:
+        pos = check_positions(positions, seq_len)
+    angles = torch.outer(pos, sinusoidal_frequencies(dim, base))  # (seq_len, dim // 2)
+    table = torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
+    return table.to(dtype)
+
+
+def sinusoidal_shift_matrix(offset: float, dim: int, base: float = 10000.0) -> torch.Tensor:
+    """The linear map ``M(k)`` with ``PE(p + k) = M(k) · PE(p)`` for every position ``p``.
+
+    Block diagonal with one 2×2 block per (sin, cos) pair ``i``::
+
+        [[ cos kω_i,  sin kω_i],
+         [-sin kω_i,  cos kω_i]]
+
+    It depends on the offset ``k`` only, which is why a model can learn to attend by relative
+    position from an absolute encoding.
+
+    Parameters
+    ----------
+    offset : float
+        The offset ``k`` (any finite real).
+    dim : int
+        Feature dimension ``d`` (positive, even).
+    base : float
+        The base ``b``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(dim, dim)``, float64.
+    """
+    offset = check_real(offset, "offset")
+    dim = check_dim(dim)
+    base = check_base(base)
+    angle = offset * sinusoidal_frequencies(dim, base)
+    cos, sin = angle.cos(), angle.sin()
+    matrix = torch.zeros(dim, dim, dtype=torch.float64)
+    idx = torch.arange(0, dim, 2)
+    # sin(a+b) = sin a cos b + cos a sin b ; cos(a+b) = cos a cos b - sin a sin b
+    matrix[idx, idx] = cos
+    matrix[idx, idx + 1] = sin
+    matrix[idx + 1, idx] = -sin
+    matrix[idx + 1, idx + 1] = cos
+    return matrix
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Adds the sinusoidal table to token embeddings, then applies dropout.
+
+    Parameters
+    ----------
+    dim : int
+        Feature dimension ``d`` (positive, even).
+    dropout : float
+        Dropout probability in ``[0, 1]`` applied after the addition (as in the paper).
+    max_len : int
+        Longest sequence the precomputed table covers (>= 1).
+    base : float
+        The base ``b``.
+
+    Notes
+    -----
+    The table is a non-persistent float64 buffer (not saved in ``state_dict``, since it is a
+    function of the hyper-parameters) and is cast to the input's dtype on each call.
+    """
+
+    pe: torch.Tensor
+
+    def __init__(
+        self, dim: int, dropout: float = 0.0, max_len: int = 5000, base: float = 10000.0
+    ) -> None:
+        super().__init__()
+        self.dim = check_dim(dim)
+        dropout = check_real(dropout, "dropout")
+        if not 0.0 <= dropout <= 1.0:
+            raise ValueError(f"dropout must be a probability in [0, 1], got {dropout}")
+        self.max_len = check_int(max_len, "max_len", minimum=1, what="a positive integer (>= 1)")
+        self.base = check_base(base)
+        self.dropout = nn.Dropout(dropout)
+        table = sinusoidal_table(self.max_len, self.dim, self.base, dtype=torch.float64)
+        self.register_buffer("pe", table, persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Return ``dropout(x + PE[:seq])``.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            Shape ``(batch, seq, dim)`` (any leading dimensions are accepted), floating point.
+
+        Returns
+        -------
+        torch.Tensor
+            Same shape and dtype as ``x``.
+        """
+        x = check_float_tensor(x, "x", min_ndim=2)
+        seq, dim = x.shape[-2], x.shape[-1]
+        if dim != self.dim:
+            raise ValueError(f"x.shape[-1] must equal dim = {self.dim}, got {dim}")
+        if seq > self.max_len:
+            raise ValueError(
+                f"sequence length seq = {seq} (x.shape[-2]) exceeds max_len = {self.max_len}; "
+                "build the module with a larger max_len"
+            )
+        return self.dropout(x + self.pe[:seq].to(dtype=x.dtype, device=x.device))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, max_len={self.max_len}, base={self.base}"

@@ -1,0 +1,81 @@
+"""Euler's formula: partial sums of the exponential series, rotation by multiplication."""
+
+from __future__ import annotations
+
+import cmath
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posenc_lib import euler_partial_sums, rotate_complex
+
+angles = st.floats(min_value=-10.0, max_value=10.0)
+
+
+def test_first_partial_sums() -> None:
+    sums = euler_partial_sums(2.0, 4)
+    assert sums.dtype == torch.complex128 and sums.shape == (4,)
+    # 1, 1 + 2i, 1 + 2i − 2, 1 + 2i − 2 − (8/6)i
+    expected = [1 + 0j, 1 + 2j, -1 + 2j, -1 + (2 - 8 / 6) * 1j]
+    for got, want in zip(sums.tolist(), expected, strict=True):
+        assert got == pytest.approx(want, abs=1e-15)
+
+
+@given(theta=angles)
+def test_partial_sums_converge_to_cos_plus_i_sin(theta: float) -> None:
+    last = euler_partial_sums(theta, 60)[-1].item()
+    assert last.real == pytest.approx(math.cos(theta), abs=1e-12)
+    assert last.imag == pytest.approx(math.sin(theta), abs=1e-12)
+
+
+def test_real_parts_are_the_cosine_series() -> None:
+    sums = euler_partial_sums(1.0, 6)
+    # even terms: 1 − 1/2 + 1/24 ; odd terms: 1 − 1/6 + 1/120
+    assert sums[4].real.item() == pytest.approx(1 - 1 / 2 + 1 / 24)
+    assert sums[5].imag.item() == pytest.approx(1 - 1 / 6 + 1 / 120)
+    # far from convergence with few terms: the spiral has not reached the circle yet
+    assert abs(abs(euler_partial_sums(6.0, 5)[-1].item()) - 1) > 1
+
+
+def test_quarter_turn() -> None:
+    assert rotate_complex(1 + 0j, math.pi / 2).item() == pytest.approx(1j, abs=1e-15)
+    assert rotate_complex(1j, math.pi / 2).item() == pytest.approx(-1, abs=1e-15)
+
+
+@given(re=angles, im=angles, a=angles, b=angles)
+def test_rotation_preserves_modulus_and_composes(re: float, im: float, a: float, b: float) -> None:
+    z = complex(re, im)
+    once = rotate_complex(z, a)
+    assert abs(once.item()) == pytest.approx(abs(z), abs=1e-12)
+    twice = rotate_complex(once, b).item()
+    assert twice == pytest.approx(rotate_complex(z, a + b).item(), abs=1e-12)
+    assert twice == pytest.approx(z * cmath.exp(1j * (a + b)), abs=1e-12)
+
+
+def test_tensors_broadcast_and_keep_precision() -> None:
+    z = torch.tensor([1 + 0j, 0 + 1j], dtype=torch.complex64)
+    theta = torch.tensor([[0.0], [math.pi]])
+    out = rotate_complex(z, theta)
+    assert out.shape == (2, 2) and out.dtype == torch.complex64
+    torch.testing.assert_close(out[1], -z, atol=1e-6, rtol=0)
+    real = rotate_complex(torch.tensor([2.0], dtype=torch.float64), math.pi / 2)
+    assert real.dtype == torch.complex128
+    assert real.item() == pytest.approx(2j, abs=1e-15)
+
+
+def test_errors() -> None:
+    with pytest.raises(ValueError, match="n_terms must be a positive integer"):
+        euler_partial_sums(1.0, 0)
+    with pytest.raises(TypeError, match="n_terms"):
+        euler_partial_sums(1.0, 2.5)
+    with pytest.raises(ValueError, match="theta must be a finite real number"):
+        euler_partial_sums(float("nan"), 3)
+    with pytest.raises(TypeError, match="z must be"):
+        rotate_complex("1", 0.0)
+    with pytest.raises(TypeError, match="theta must be real"):
+        rotate_complex(1.0, torch.tensor([1j]))
+    with pytest.raises(ValueError, match="theta of shape"):
+        rotate_complex(torch.ones(3, dtype=torch.complex128), torch.ones(2))

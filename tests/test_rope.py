@@ -1,0 +1,310 @@
+"""RoPE: reference vectors, the relative-position law, conventions, accuracy, the module."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posenc_lib import (
+    RotaryEmbedding,
+    apply_rope_complex,
+    apply_rope_half,
+    apply_rope_interleaved,
+    interleaved_to_half_permutation,
+    rope_angles,
+    rope_cos_sin,
+    rope_inv_freq,
+    rope_rotation_matrix,
+    rotate_half,
+)
+
+APPLY = {
+    "interleaved": apply_rope_interleaved,
+    "half": apply_rope_half,
+    "complex": apply_rope_complex,
+}
+
+even_dims = st.integers(min_value=1, max_value=16).map(lambda n: 2 * n)
+positions_st = st.floats(min_value=-2000, max_value=2000)
+bases = st.floats(min_value=2.0, max_value=1e6)
+
+
+def _vector(seed: int, dim: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(dim, generator=gen, dtype=torch.float64)
+
+
+def _at(fn: Callable[..., torch.Tensor], x: torch.Tensor, position: float,
+        **kw: object) -> torch.Tensor:
+    """Rotate a single vector ``x`` (dim,) as if it sat at ``position``."""
+    pos = torch.tensor([position], dtype=torch.float64)
+    return fn(x[None, :], pos, **kw)[0]
+
+
+# --- reference values --------------------------------------------------------------------------
+
+
+def test_inv_freq_values() -> None:
+    assert rope_inv_freq(4).tolist() == [1.0, 0.01]
+    theta = rope_inv_freq(128, 500000.0)
+    assert theta.dtype == torch.float64 and theta.shape == (64,)
+    assert theta[-1].item() == pytest.approx(500000.0 ** (-126 / 128), rel=1e-14)
+
+
+def test_half_reference_vector() -> None:
+    x = torch.tensor([[1.0, 2.0, 3.0, 4.0]] * 2, dtype=torch.float64)
+    expected = [-1.98411065, 1.95990067, 2.46237790, 4.01979967]
+    assert apply_rope_half(x)[1].tolist() == pytest.approx(expected, abs=5e-9)
+    assert apply_rope_half(x)[0].tolist() == [1.0, 2.0, 3.0, 4.0]  # position 0: identity
+
+
+def test_interleaved_and_complex_reference_vector() -> None:
+    # pairs (1, 2) turned by 1 rad and (3, 4) by 0.01 rad
+    x = torch.tensor([[1.0, 2.0, 3.0, 4.0]] * 2, dtype=torch.float64)
+    expected = [-1.14263966, 1.92207560, 2.95985067, 4.02979950]
+    assert apply_rope_interleaved(x)[1].tolist() == pytest.approx(expected, abs=5e-9)
+    assert apply_rope_complex(x)[1].tolist() == pytest.approx(expected, abs=5e-9)
+
+
+def test_rotation_sign_is_counter_clockwise() -> None:
+    # (1, 0) at angle +π/2 goes to (0, 1), as in HF and Meta: x0 cos − x1 sin, x0 sin + x1 cos.
+    x = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    theta = torch.tensor([1.0], dtype=torch.float64)
+    for fn in APPLY.values():
+        out = fn(x, torch.tensor([math.pi / 2]), inv_freq=theta)
+        assert out[0].tolist() == pytest.approx([0.0, 1.0], abs=1e-7)
+
+
+def test_rope_angles_is_the_outer_product_in_float64() -> None:
+    angles = rope_angles(torch.tensor([0, 1, 10]), rope_inv_freq(4))
+    assert angles.dtype == torch.float64
+    assert angles.tolist() == [[0.0, 0.0], [1.0, 0.01], [10.0, 0.1]]
+
+
+def test_rotate_half() -> None:
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    assert rotate_half(x).tolist() == [-3.0, -4.0, 1.0, 2.0]
+
+
+def test_rope_cos_sin_layouts() -> None:
+    pos, theta = torch.arange(3), rope_inv_freq(4)
+    cos, sin = rope_cos_sin(pos, theta, torch.float64)
+    angles = rope_angles(pos, theta)
+    assert cos.shape == sin.shape == (3, 4)
+    assert torch.equal(cos, torch.cat((angles.cos(), angles.cos()), -1))
+    cos_i, sin_i = rope_cos_sin(pos, theta, torch.float64, convention="interleaved")
+    assert torch.equal(cos_i, angles.cos().repeat_interleave(2, dim=-1))
+    assert torch.equal(sin_i[:, 0::2], angles.sin()) and torch.equal(sin_i[:, 1::2], angles.sin())
+    cos16, _ = rope_cos_sin(pos, theta, torch.float16, scale=2.0)
+    assert cos16.dtype == torch.float16
+    assert torch.equal(cos16, (2 * cos).to(torch.float16))
+
+
+# --- laws for all inputs -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("convention", list(APPLY))
+@given(m=positions_st, n=positions_st, shift=positions_st, dim=even_dims, seed=st.integers(0, 99))
+def test_score_depends_only_on_the_offset(
+    convention: str, m: float, n: float, shift: float, dim: int, seed: int
+) -> None:
+    fn = APPLY[convention]
+    q, k = _vector(seed, dim), _vector(seed + 1000, dim)
+    score = _at(fn, q, m) @ _at(fn, k, n)
+    shifted = _at(fn, q, m + shift) @ _at(fn, k, n + shift)
+    tol = 1e-8 * (1 + float(q.norm() * k.norm()))
+    assert shifted.item() == pytest.approx(score.item(), abs=tol)
+    if convention != "half":  # and it is q·R_{n−m}·k
+        assert (q @ rope_rotation_matrix(n - m, dim) @ k).item() == pytest.approx(score.item(),
+                                                                                abs=tol)
+
+
+@pytest.mark.parametrize("convention", list(APPLY))
+@given(dim=even_dims, seq=st.integers(1, 20), base=bases, seed=st.integers(0, 99))
+def test_rope_preserves_norms(convention: str, dim: int, seq: int, base: float, seed: int) -> None:
+    x = torch.randn(2, seq, dim, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    positions = torch.linspace(-50.0, 3000.0, seq, dtype=torch.float64)
+    out = APPLY[convention](x, positions, base=base)
+    torch.testing.assert_close(out.norm(dim=-1), x.norm(dim=-1), atol=1e-10, rtol=1e-12)
+
+
+@given(dim=even_dims, seq=st.integers(1, 16), base=bases, seed=st.integers(0, 99))
+def test_complex_equals_interleaved(dim: int, seq: int, base: float, seed: int) -> None:
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(3, seq, dim, generator=gen, dtype=torch.float64)
+    positions = torch.randint(0, 100_000, (seq,), generator=gen)
+    torch.testing.assert_close(apply_rope_complex(x, positions, base=base),
+                               apply_rope_interleaved(x, positions, base=base),
+                               atol=1e-10, rtol=0)
+    x32 = x.float()
+    torch.testing.assert_close(apply_rope_complex(x32, positions, base=base),
+                               apply_rope_interleaved(x32, positions, base=base),
+                               atol=1e-5, rtol=0)
+
+
+@given(dim=even_dims, seq=st.integers(1, 16), base=bases, seed=st.integers(0, 99))
+def test_interleaved_and_half_agree_up_to_the_permutation(
+    dim: int, seq: int, base: float, seed: int
+) -> None:
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(2, seq, dim, generator=gen, dtype=torch.float64)
+    positions = torch.randint(-1000, 1000, (seq,), generator=gen)
+    perm = interleaved_to_half_permutation(dim)
+    torch.testing.assert_close(apply_rope_interleaved(x, positions, base=base)[..., perm],
+                               apply_rope_half(x[..., perm], positions, base=base),
+                               atol=1e-12, rtol=0)
+
+
+def test_permutation_values_and_that_the_conventions_really_differ() -> None:
+    assert interleaved_to_half_permutation(8).tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
+    x = torch.randn(5, 8, dtype=torch.float64)
+    # without the permutation the two conventions disagree: that is the checkpoint-conversion bug
+    assert (apply_rope_interleaved(x) - apply_rope_half(x)).abs().max() > 0.1
+
+
+@given(m=positions_st, n=positions_st, dim=even_dims, base=bases)
+def test_rotation_matrix_is_orthogonal_and_composes(m: float, n: float, dim: int,
+                                                    base: float) -> None:
+    r_m, r_n = rope_rotation_matrix(m, dim, base), rope_rotation_matrix(n, dim, base)
+    eye = torch.eye(dim, dtype=torch.float64)
+    torch.testing.assert_close(r_m.T @ r_m, eye, atol=1e-12, rtol=0)
+    torch.testing.assert_close(r_m.T @ r_n, rope_rotation_matrix(n - m, dim, base),
+                               atol=1e-9, rtol=0)
+
+
+@given(m=positions_st, dim=even_dims, seed=st.integers(0, 99))
+def test_rotation_matrix_matches_the_functional_form(m: float, dim: int, seed: int) -> None:
+    x = _vector(seed, dim)
+    torch.testing.assert_close(rope_rotation_matrix(m, dim) @ x,
+                               _at(apply_rope_interleaved, x, m), atol=1e-10, rtol=0)
+
+
+def test_rotation_matrix_is_block_diagonal() -> None:
+    r = rope_rotation_matrix(3.0, 6)
+    mask = torch.zeros(6, 6, dtype=torch.bool)
+    for i in range(0, 6, 2):
+        mask[i : i + 2, i : i + 2] = True
+    assert r[~mask].abs().max() == 0
+    assert r[0, 1].item() == pytest.approx(-math.sin(3.0)) and r[1, 0].item() == pytest.approx(
+        math.sin(3.0)
+    )
+
+
+def test_custom_inv_freq_overrides_base() -> None:
+    x = torch.randn(4, 8, dtype=torch.float64)
+    theta = rope_inv_freq(8, 500000.0)
+    for fn in APPLY.values():
+        torch.testing.assert_close(fn(x, inv_freq=theta), fn(x, base=500000.0))
+        assert (fn(x, inv_freq=theta) - fn(x)).abs().max() > 1e-3
+
+
+def test_default_positions_are_arange_and_batch_dims_broadcast() -> None:
+    x = torch.randn(2, 3, 7, 8, dtype=torch.float64)
+    for fn in APPLY.values():
+        out = fn(x)
+        assert out.shape == x.shape
+        torch.testing.assert_close(out, fn(x, torch.arange(7)))
+        torch.testing.assert_close(out[1, 2], fn(x[1, 2]))
+
+
+# --- accuracy and dtypes -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("convention", list(APPLY))
+def test_float32_at_position_one_million_matches_float64(convention: str) -> None:
+    fn = APPLY[convention]
+    positions = torch.arange(1_000_000, 1_000_064)
+    x = torch.randn(4, 64, 128)
+    out = fn(x, positions)
+    exact = fn(x.double(), positions)
+    assert out.dtype == torch.float32
+    assert (out.double() - exact).abs().max() < 1e-4
+    # Meta's float32 outer product is visibly off there (about 0.03 rad): the test can fail.
+    naive = torch.outer(positions.float(), rope_inv_freq(128).float())
+    assert (naive.double() - rope_angles(positions, rope_inv_freq(128))).abs().max() > 0.01
+
+
+@pytest.mark.parametrize("convention", list(APPLY))
+@pytest.mark.parametrize(("dtype", "tol"), [(torch.float16, 4e-3), (torch.bfloat16, 3e-2)])
+def test_half_precision_keeps_dtype_and_accuracy(
+    convention: str, dtype: torch.dtype, tol: float
+) -> None:
+    x = torch.randn(2, 50, 32).to(dtype)
+    positions = torch.arange(10_000, 10_050)
+    out = APPLY[convention](x, positions)
+    assert out.dtype == dtype
+    exact = APPLY[convention](x.double(), positions)
+    # error of one rounding of the output (relative to |x| <~ 4)
+    assert (out.double() - exact).abs().max() < tol * 4
+
+
+# --- the module --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("convention", list(APPLY))
+def test_module_matches_the_functions(convention: str) -> None:
+    layer = RotaryEmbedding(16, convention=convention)
+    q, k = torch.randn(2, 4, 9, 16), torch.randn(2, 1, 9, 16)  # fewer key heads broadcast fine
+    q_rot, k_rot = layer(q, k)
+    fn = APPLY[convention]
+    torch.testing.assert_close(q_rot, fn(q), atol=1e-6, rtol=0)
+    torch.testing.assert_close(k_rot, fn(k), atol=1e-6, rtol=0)
+    positions = torch.arange(100, 109)
+    q_rot, _ = layer(q, k, positions)
+    torch.testing.assert_close(q_rot, fn(q, positions), atol=1e-5, rtol=0)
+
+
+def test_module_caches_tables_per_length_device_and_dtype() -> None:
+    layer = RotaryEmbedding(8)
+    q = torch.randn(1, 5, 8)
+    layer(q, q)
+    first = layer.cos_sin(5, "cpu", torch.float32)
+    layer(q, q)
+    assert layer.cos_sin(5, "cpu", torch.float32)[0] is first[0]  # reused, not rebuilt
+    cos16 = layer.cos_sin(5, "cpu", torch.float16)[0]
+    assert cos16.dtype == torch.float16 and cos16 is not first[0]
+    assert torch.equal(cos16, first[0].to(torch.float16))
+    layer.double()  # moving the module drops stale tables
+    assert layer.inv_freq.dtype == torch.float64
+    out, _ = layer(q.double(), q.double())
+    torch.testing.assert_close(out, apply_rope_half(q.double()))
+
+
+def test_module_half_precision_and_custom_spectrum() -> None:
+    theta = rope_inv_freq(8, 500000.0) / 4
+    layer = RotaryEmbedding(8, inv_freq=theta)
+    q = torch.randn(3, 6, 8, dtype=torch.float16)
+    q_rot, k_rot = layer(q, q)
+    assert q_rot.dtype == k_rot.dtype == torch.float16
+    exact = apply_rope_half(q.double(), inv_freq=theta)
+    assert (q_rot.double() - exact).abs().max() < 1e-2
+
+
+@pytest.mark.parametrize("convention", list(APPLY))
+def test_module_attention_scaling_multiplies_the_output(convention: str) -> None:
+    q = torch.randn(2, 6, 8, dtype=torch.float64)
+    plain, _ = RotaryEmbedding(8, convention=convention)(q, q)
+    scaled, _ = RotaryEmbedding(8, convention=convention, attention_scaling=1.25)(q, q)
+    torch.testing.assert_close(scaled, 1.25 * plain)
+
+
+def test_module_rejects_bad_inputs() -> None:
+    layer = RotaryEmbedding(8)
+    q = torch.randn(1, 4, 8)
+    with pytest.raises(ValueError, match="dim = 8"):
+        layer(torch.randn(1, 4, 6), torch.randn(1, 4, 6))
+    with pytest.raises(ValueError, match="same seq length"):
+        layer(q, torch.randn(1, 5, 8))
+    with pytest.raises(TypeError, match="same dtype"):
+        layer(q, q.double())
+    with pytest.raises(ValueError, match="positions must have length seq = 4"):
+        layer(q, q, torch.arange(3))
+    with pytest.raises(ValueError, match="convention must be one of"):
+        RotaryEmbedding(8, convention="neox")
+    with pytest.raises(ValueError, match="inv_freq must have length dim // 2 = 4"):
+        RotaryEmbedding(8, inv_freq=torch.ones(3))

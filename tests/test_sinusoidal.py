@@ -1,0 +1,150 @@
+"""The sinusoidal encoding: reference values, the shift law, the module."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posenc_lib import (
+    SinusoidalPositionalEncoding,
+    sinusoidal_frequencies,
+    sinusoidal_shift_matrix,
+    sinusoidal_table,
+)
+
+even_dims = st.integers(min_value=1, max_value=32).map(lambda n: 2 * n)
+bases = st.floats(min_value=2.0, max_value=1e6)
+
+
+def test_pe_of_position_one_at_d4_matches_the_paper() -> None:
+    # Vaswani et al.: [sin 1, cos 1, sin 0.01, cos 0.01]
+    table = sinusoidal_table(2, 4, dtype=torch.float64)
+    expected = torch.tensor([0.84147098, 0.54030231, 0.00999983, 0.99995000], dtype=torch.float64)
+    torch.testing.assert_close(table[1], expected, atol=5e-9, rtol=0)
+
+
+def test_position_zero_is_sin0_cos0_and_layout_is_interleaved() -> None:
+    table = sinusoidal_table(10, 8, dtype=torch.float64)
+    assert table.shape == (10, 8)
+    assert table[0].tolist() == [0.0, 1.0] * 4
+    # column 0 is sin(p), column 1 is cos(p): interleaved, not concatenated
+    p = torch.arange(10, dtype=torch.float64)
+    torch.testing.assert_close(table[:, 0], p.sin(), atol=1e-15, rtol=0)
+    torch.testing.assert_close(table[:, 1], p.cos(), atol=1e-15, rtol=0)
+    # the slowest pair has ω = base^(-6/8)
+    torch.testing.assert_close(table[:, 6], (p * 10000.0 ** (-6 / 8)).sin(), atol=1e-15, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_dtype_is_respected_and_values_are_rounded_from_float64(dtype: torch.dtype) -> None:
+    table = sinusoidal_table(50, 16, dtype=dtype)
+    exact = sinusoidal_table(50, 16, dtype=torch.float64)
+    assert table.dtype == dtype
+    assert torch.equal(table, exact.to(dtype))
+
+
+def test_large_positions_stay_accurate_in_float32() -> None:
+    positions = torch.arange(1_000_000, 1_000_016)
+    table = sinusoidal_table(16, 64, positions=positions)
+    exact = sinusoidal_table(16, 64, positions=positions, dtype=torch.float64)
+    assert (table.double() - exact).abs().max() < 1e-6
+    # what a float32 angle computation would give: visibly wrong (> 1e-3)
+    naive_angles = positions.float()[:, None] * sinusoidal_frequencies(64, dtype=torch.float32)
+    assert (naive_angles.sin().double() - exact[:, 0::2]).abs().max() > 1e-3
+
+
+def test_norm_of_every_row_is_sqrt_half_dim() -> None:
+    table = sinusoidal_table(300, 32, dtype=torch.float64)
+    torch.testing.assert_close(table.norm(dim=-1), torch.full((300,), 4.0, dtype=torch.float64))
+
+
+@given(
+    p=st.floats(min_value=-500, max_value=500),
+    k=st.floats(min_value=-500, max_value=500),
+    dim=even_dims,
+    base=bases,
+)
+def test_shift_law_pe_of_p_plus_k_is_m_k_times_pe_p(
+    p: float, k: float, dim: int, base: float
+) -> None:
+    def pe(position: float) -> torch.Tensor:
+        at = torch.tensor([position], dtype=torch.float64)
+        return sinusoidal_table(1, dim, base, dtype=torch.float64, positions=at)[0]
+
+    torch.testing.assert_close(sinusoidal_shift_matrix(k, dim, base) @ pe(p), pe(p + k),
+                               atol=1e-9, rtol=0)
+
+
+@given(k=st.floats(min_value=-100, max_value=100), dim=even_dims)
+def test_shift_matrix_is_a_rotation(k: float, dim: int) -> None:
+    m = sinusoidal_shift_matrix(k, dim)
+    torch.testing.assert_close(m.T @ m, torch.eye(dim, dtype=torch.float64), atol=1e-12, rtol=0)
+    # M(k) M(-k) = I: shifting forward then back is the identity
+    torch.testing.assert_close(m @ sinusoidal_shift_matrix(-k, dim),
+                               torch.eye(dim, dtype=torch.float64), atol=1e-12, rtol=0)
+
+
+def test_exp_log_and_power_frequencies_agree_in_float64_but_not_bitwise_in_float32() -> None:
+    power = sinusoidal_frequencies(512, method="power")
+    exp_log = sinusoidal_frequencies(512, method="exp_log")
+    torch.testing.assert_close(power, exp_log, rtol=1e-13, atol=0)
+    p32 = sinusoidal_frequencies(512, method="power", dtype=torch.float32)
+    e32 = sinusoidal_frequencies(512, method="exp_log", dtype=torch.float32)
+    rel = ((p32.double() - e32.double()).abs() / power).max().item()
+    assert 0 < rel < 1e-5  # they differ by a few float32 ulps, no more
+    assert power[0] == 1.0 and math.isclose(power[-1].item(), 10000.0 ** (-510 / 512))
+
+
+def test_positions_argument_selects_rows() -> None:
+    full = sinusoidal_table(20, 8)
+    picked = sinusoidal_table(3, 8, positions=torch.tensor([4, 0, 19]))
+    torch.testing.assert_close(picked, full[[4, 0, 19]], atol=1e-7, rtol=0)
+
+
+def test_empty_table() -> None:
+    assert sinusoidal_table(0, 6).shape == (0, 6)
+
+
+def test_module_adds_the_table_and_keeps_dtype() -> None:
+    module = SinusoidalPositionalEncoding(16, max_len=64)
+    x = torch.randn(3, 10, 16)
+    out = module(x)
+    torch.testing.assert_close(out, x + sinusoidal_table(10, 16), atol=1e-6, rtol=0)
+    half = module(x.to(torch.bfloat16))
+    assert half.dtype == torch.bfloat16
+    # zero embeddings give back the table itself
+    torch.testing.assert_close(module(torch.zeros(1, 64, 16, dtype=torch.float64))[0],
+                               sinusoidal_table(64, 16, dtype=torch.float64))
+
+
+def test_module_table_is_not_in_the_state_dict() -> None:
+    assert "pe" not in SinusoidalPositionalEncoding(8).state_dict()
+
+
+def test_module_dropout_applies_only_in_training() -> None:
+    module = SinusoidalPositionalEncoding(8, dropout=0.5, max_len=32)
+    x = torch.zeros(4, 32, 8)
+    module.eval()
+    torch.testing.assert_close(module(x), x + sinusoidal_table(32, 8))
+    module.train()
+    torch.manual_seed(0)
+    out = module(x)
+    zeros = (out == 0).float().mean().item()
+    assert 0.3 < zeros < 0.7  # about half of the entries dropped
+    kept = out != 0
+    # kept entries are scaled by 1/(1-p) = 2
+    torch.testing.assert_close(out[kept], 2 * (x + sinusoidal_table(32, 8)).expand_as(out)[kept])
+
+
+def test_module_rejects_too_long_sequences_and_wrong_dim() -> None:
+    module = SinusoidalPositionalEncoding(8, max_len=10)
+    with pytest.raises(ValueError, match=r"seq = 11.*max_len = 10"):
+        module(torch.zeros(1, 11, 8))
+    with pytest.raises(ValueError, match="dim = 8"):
+        module(torch.zeros(1, 5, 6))
+    with pytest.raises(TypeError, match="x must have a floating-point dtype"):
+        module(torch.zeros(1, 5, 8, dtype=torch.int64))

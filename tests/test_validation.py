@@ -1,0 +1,183 @@
+"""Every public function rejects bad arguments with an error naming the parameter."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+import posenc_lib as P
+
+X = torch.zeros(2, 3, 8)
+Q = torch.zeros(1, 4, 8)
+NaN = float("nan")
+
+# (call, exception, regex the message must match)
+CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
+    # dim
+    ("odd dim", lambda: P.rope_inv_freq(7), ValueError,
+     r"dim must be a positive even integer, got 7"),
+    ("zero dim", lambda: P.sinusoidal_table(3, 0), ValueError, r"dim must be a positive even"),
+    ("negative dim", lambda: P.rope_decay_bound(-4), ValueError, r"dim must be a positive even"),
+    ("float dim", lambda: P.rope_inv_freq(8.0), TypeError, r"dim must be .*got 8\.0 \(float\)"),
+    ("bool dim", lambda: P.sinusoidal_table(3, True), TypeError, r"dim must be .*\(bool\)"),
+    ("odd dim matrix", lambda: P.rope_rotation_matrix(1.0, 5), ValueError, r"dim must be"),
+    ("odd dim perm", lambda: P.interleaved_to_half_permutation(3), ValueError, r"dim must be"),
+    ("odd dim module", lambda: P.RotaryEmbedding(9), ValueError, r"dim must be"),
+    ("odd dim pe module", lambda: P.SinusoidalPositionalEncoding(5), ValueError, r"dim must be"),
+    ("ntk dim 2", lambda: P.ntk_inv_freq(2, 1e4, 2.0), ValueError, r"dim must be an even .*>= 4"),
+    ("dynamic dim 2", lambda: P.dynamic_ntk_inv_freq(2, 1e4, 2.0, 10, 5), ValueError,
+     r"dim must be an even integer >= 4"),
+    ("scheme dim 0", lambda: P.integer_encoding(3, 0), ValueError,
+     r"dim must be a positive integer"),
+    ("binary dim 0", lambda: P.binary_encoding(1, 0), ValueError, r"dim must be a positive"),
+    ("similarity odd dim", lambda: P.sinusoidal_similarity(3), ValueError, r"dim must be"),
+    # base
+    ("negative base", lambda: P.rope_inv_freq(8, -1.0), ValueError,
+     r"base must be a finite number > 0, got -1\.0"),
+    ("zero base", lambda: P.sinusoidal_table(3, 4, 0.0), ValueError, r"base must be .*> 0"),
+    ("inf base", lambda: P.rope_inv_freq(8, math.inf), ValueError, r"base must be a finite"),
+    ("nan base", lambda: P.rope_decay_bound(8, NaN), ValueError, r"base must be a finite"),
+    ("string base", lambda: P.rope_inv_freq(8, "1e4"), TypeError, r"base must be a finite"),
+    ("base in apply", lambda: P.apply_rope_half(X, base=-2.0), ValueError, r"base must be"),
+    ("base 1 yarn", lambda: P.yarn_inv_freq(8, 1.0, 2.0, 64), ValueError, r"base must be .*!= 1"),
+    # lengths
+    ("negative seq_len", lambda: P.sinusoidal_table(-1, 4), ValueError,
+     r"seq_len must be a non-negative integer, got -1"),
+    ("negative seq_len scheme", lambda: P.normalized_encoding(-2, 4), ValueError, r"seq_len"),
+    ("negative q_len", lambda: P.alibi_bias(2, -1), ValueError, r"q_len must be a non-negative"),
+    ("k_len < q_len", lambda: P.alibi_bias(2, 5, 3), ValueError,
+     r"k_len must be >= q_len = 5, got k_len = 3"),
+    ("mask k_len < seq_len", lambda: P.causal_mask(4, 2), ValueError, r"k_len must be >= seq_len"),
+    ("negative mask len", lambda: P.causal_mask(-3), ValueError, r"seq_len must be"),
+    ("negative max_distance", lambda: P.rope_decay_bound(8, max_distance=-1), ValueError,
+     r"max_distance must be a non-negative integer"),
+    ("float max_len", lambda: P.SinusoidalPositionalEncoding(8, max_len=10.5), TypeError,
+     r"max_len must be a positive integer"),
+    ("dynamic seq_len", lambda: P.dynamic_ntk_inv_freq(8, 1e4, 2.0, -1, 16), ValueError,
+     r"seq_len must be a non-negative"),
+    ("dynamic max_position", lambda: P.dynamic_ntk_inv_freq(8, 1e4, 2.0, 10, 0), ValueError,
+     r"max_position must be a positive integer"),
+    ("yarn original", lambda: P.yarn_inv_freq(8, 1e4, 2.0, 0), ValueError,
+     r"original_max_position must be a positive integer"),
+    ("llama3 original", lambda: P.llama3_inv_freq(8, 1e4, 2.0, -5), ValueError,
+     r"original_max_position must be a positive"),
+    # positions
+    ("2-D positions", lambda: P.apply_rope_half(X, torch.zeros(3, 1)), ValueError,
+     r"positions must be 1-D with shape \(seq,\), got shape \(3, 1\)"),
+    ("short positions", lambda: P.apply_rope_interleaved(X, torch.arange(2)), ValueError,
+     r"positions must have length seq = 3 .*got length 2"),
+    ("long positions", lambda: P.apply_rope_complex(X, torch.arange(4)), ValueError,
+     r"positions must have length seq = 3"),
+    ("nan position", lambda: P.rope_angles(torch.tensor([0.0, NaN]), P.rope_inv_freq(4)),
+     ValueError, r"positions must be finite"),
+    ("complex positions", lambda: P.apply_rope_half(X, torch.zeros(3, dtype=torch.complex64)),
+     TypeError, r"positions must hold integers or real floats"),
+    ("string positions", lambda: P.rope_angles("012", P.rope_inv_freq(4)), TypeError,
+     r"positions must be a 1-D torch.Tensor"),
+    ("table positions", lambda: P.sinusoidal_table(3, 4, positions=torch.arange(2)), ValueError,
+     r"positions must have length seq = 3"),
+    # inv_freq
+    ("inv_freq length", lambda: P.apply_rope_half(X, inv_freq=torch.ones(3)), ValueError,
+     r"inv_freq must have length dim // 2 = 4, got length 3"),
+    ("inv_freq 2-D", lambda: P.rope_angles(torch.arange(3), torch.ones(2, 2)), ValueError,
+     r"inv_freq must be 1-D"),
+    ("inv_freq list", lambda: P.wavelengths([1.0, 2.0]), TypeError, r"inv_freq must be a 1-D"),
+    ("inv_freq inf", lambda: P.rope_decay_bound(4, inv_freq=torch.tensor([1.0, math.inf])),
+     ValueError, r"inv_freq must be finite"),
+    # heads
+    ("zero heads", lambda: P.alibi_slopes(0), ValueError,
+     r"n_heads must be a positive integer \(>= 1\), got 0"),
+    ("negative heads", lambda: P.alibi_bias(-2, 3), ValueError, r"n_heads must be a positive"),
+    ("float heads", lambda: P.alibi_slopes(4.0), TypeError, r"n_heads must be"),
+    # scaling factors
+    ("factor < 1 pi", lambda: P.pi_inv_freq(8, 1e4, 0.5), ValueError,
+     r"factor must be a finite number >= 1, got 0\.5"),
+    ("factor < 1 ntk", lambda: P.ntk_inv_freq(8, 1e4, 0.9), ValueError, r"factor must be"),
+    ("factor < 1 dynamic", lambda: P.dynamic_ntk_inv_freq(8, 1e4, 0.0, 10, 5), ValueError,
+     r"factor must be"),
+    ("factor < 1 yarn", lambda: P.yarn_inv_freq(8, 1e4, 0.5, 64), ValueError, r"factor must be"),
+    ("factor < 1 llama3", lambda: P.llama3_inv_freq(8, 1e4, 0.25, 64), ValueError,
+     r"factor must be"),
+    ("factor nan", lambda: P.pi_inv_freq(8, 1e4, NaN), ValueError, r"factor must be a finite"),
+    ("factor bool", lambda: P.pi_inv_freq(8, 1e4, True), TypeError, r"factor must be"),
+    ("low >= high", lambda: P.llama3_inv_freq(8, 1e4, 8.0, 64, 4.0, 4.0), ValueError,
+     r"low_freq_factor must be < high_freq_factor"),
+    ("low > high", lambda: P.llama3_inv_freq(8, 1e4, 8.0, 64, 5.0, 2.0), ValueError,
+     r"low_freq_factor must be < high_freq_factor"),
+    ("low <= 0", lambda: P.llama3_inv_freq(8, 1e4, 8.0, 64, 0.0, 2.0), ValueError,
+     r"low_freq_factor must be a finite number > 0"),
+    ("beta order", lambda: P.yarn_inv_freq(8, 1e4, 2.0, 64, 1.0, 32.0), ValueError,
+     r"beta_fast must be > beta_slow"),
+    ("beta sign", lambda: P.yarn_inv_freq(8, 1e4, 2.0, 64, 32.0, -1.0), ValueError,
+     r"beta_slow must be a finite number > 0"),
+    # x
+    ("list x", lambda: P.apply_rope_half([[1.0, 2.0]]), TypeError,
+     r"x must be a torch.Tensor, got .*\(list\)"),
+    ("int x", lambda: P.apply_rope_interleaved(torch.zeros(3, 4, dtype=torch.int64)), TypeError,
+     r"x must have a floating-point dtype"),
+    ("complex x", lambda: P.apply_rope_complex(torch.zeros(3, 4, dtype=torch.complex64)),
+     TypeError, r"x must have a floating-point dtype"),
+    ("1-D x", lambda: P.apply_rope_half(torch.zeros(4)), ValueError,
+     r"x must have shape \(\.\.\., seq, dim\)"),
+    ("odd last dim", lambda: P.apply_rope_half(torch.zeros(3, 5)), ValueError,
+     r"x.shape\[-1\] \(dim\) must be a positive even integer, got 5"),
+    ("rotate_half odd", lambda: P.rotate_half(torch.zeros(3)), ValueError, r"x.shape\[-1\]"),
+    ("module int q", lambda: P.RotaryEmbedding(8)(Q.long(), Q.long()), TypeError,
+     r"q must have a floating-point dtype"),
+    # attention
+    ("q/k feature mismatch", lambda: P.attention(Q, torch.zeros(1, 4, 6), Q), ValueError,
+     r"q and k must have the same feature size d"),
+    ("k/v length mismatch", lambda: P.attention(Q, Q, torch.zeros(1, 5, 8)), ValueError,
+     r"k and v must have the same length k_len"),
+    ("batch mismatch", lambda: P.attention(torch.zeros(2, 4, 8), torch.zeros(3, 4, 8), Q),
+     ValueError, r"leading \(batch/head\) dimensions of q, k and v must broadcast"),
+    ("dtype mismatch", lambda: P.attention(Q, Q.double(), Q), TypeError,
+     r"q, k and v must share a dtype"),
+    ("int v", lambda: P.attention(Q, Q, Q.long()), TypeError, r"v must have a floating-point"),
+    ("mask not tensor", lambda: P.attention(Q, Q, Q, mask=[[True]]), TypeError,
+     r"mask must be a bool torch.Tensor"),
+    ("bias int", lambda: P.attention(Q, Q, Q, bias=torch.zeros(4, 4, dtype=torch.int64)),
+     TypeError, r"bias must have a floating-point dtype"),
+    # misc
+    ("dtype int", lambda: P.sinusoidal_table(3, 4, dtype=torch.int64), TypeError,
+     r"dtype must be a floating-point torch.dtype"),
+    ("convention", lambda: P.rope_cos_sin(torch.arange(2), P.rope_inv_freq(4), convention="x"),
+     ValueError, r"convention must be one of 'half', 'interleaved'"),
+    ("frequency method", lambda: P.sinusoidal_frequencies(4, method="log"), ValueError,
+     r"method must be one of 'power', 'exp_log'"),
+    ("dropout", lambda: P.SinusoidalPositionalEncoding(8, dropout=1.5), ValueError,
+     r"dropout must be a probability in \[0, 1\]"),
+    ("scale", lambda: P.integer_encoding(3, 2, scale=0.0), ValueError,
+     r"scale must be a finite number > 0"),
+    ("position nan", lambda: P.rope_rotation_matrix(NaN, 4), ValueError,
+     r"position must be a finite real number"),
+    ("offset string", lambda: P.sinusoidal_shift_matrix("1", 4), TypeError,
+     r"offset must be a finite real number"),
+    ("causal flag", lambda: P.alibi_bias(2, 3, causal=1), TypeError, r"causal must be a bool"),
+    ("attention scaling", lambda: P.RotaryEmbedding(8, attention_scaling=0.0), ValueError,
+     r"attention_scaling must be a finite number > 0"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_bad_argument_raises_naming_the_parameter(
+    call: Callable[[], Any], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_integer_tensors_and_numpy_style_ints_are_accepted_as_dims() -> None:
+    assert P.rope_inv_freq(torch.tensor(8)).shape == (4,)
+    assert P.alibi_slopes(torch.tensor(4, dtype=torch.int32)).shape == (4,)
+
+
+def test_positions_may_be_python_sequences() -> None:
+    x = torch.randn(3, 4, dtype=torch.float64)
+    torch.testing.assert_close(P.apply_rope_half(x, [0, 1, 2]), P.apply_rope_half(x))
+    torch.testing.assert_close(P.apply_rope_half(x, range(3)), P.apply_rope_half(x))
