@@ -397,7 +397,8 @@ class RotaryEmbedding(nn.Module):
     base : float
         The base ``b``, used when ``inv_freq`` is not given.
     inv_freq : torch.Tensor, optional
-        Shape ``(dim // 2,)``: a custom spectrum, e.g. from :func:`posenc_lib.yarn_inv_freq`.
+        Shape ``(dim // 2,)``: a custom spectrum, e.g. from
+        :func:`posenc_lib.scaling.yarn_inv_freq`.
     convention : {"half", "interleaved", "complex"}
         Which features form a pair (see the module docstring).
     attention_scaling : float

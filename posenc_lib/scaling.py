@@ -112,7 +112,8 @@ def dynamic_ntk_inv_freq(
     """Dynamic NTK: NTK scaling whose factor grows with the current length ``seq_len``.
 
     ``base' = base · (factor·seq_len/max_position − (factor − 1))^(d/(d−2))`` when
-    ``seq_len > max_position``; plain :func:`rope_inv_freq` otherwise (as in Hugging Face).
+    ``seq_len > max_position``; plain :func:`posenc_lib.rope.rope_inv_freq` otherwise
+    (as in Hugging Face).
 
     Parameters
     ----------

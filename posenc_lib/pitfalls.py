@@ -1,0 +1,220 @@
+"""Deliberately buggy code, kept so the book can show each bug failing next to its fix.
+
+Every function here reproduces, in our own code, a mistake found in public positional-encoding code.
+Nothing in this module is meant to be used in a model: each docstring names the bug and the
+correct counterpart elsewhere in ``posenc_lib``. The functions still validate their arguments, so
+that a demonstration fails only for the reason it is meant to fail.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from posenc_lib._validation import (
+    check_base,
+    check_dim,
+    check_float_tensor,
+    check_length,
+    check_positions,
+    check_rope_input,
+)
+
+__all__ = [
+    "attention_tiny_fill",
+    "meta_rope_angles_float32",
+    "rope_missing_minus",
+    "seed_attention_buggy",
+    "sinusoidal_table_div_term_multiplied",
+]
+
+
+def _check_qkv(q: object, k: object, v: object) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    q = check_float_tensor(q, "q", min_ndim=2)
+    k = check_float_tensor(k, "k", min_ndim=2)
+    v = check_float_tensor(v, "v", min_ndim=2)
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q and k must share the last dimension, got {tuple(q.shape)} and {tuple(k.shape)}"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k and v must share the sequence dimension, got {tuple(k.shape)} and {tuple(v.shape)}"
+        )
+    return q, k, v
+
+
+def _check_mask(mask: object, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor | None:
+    if mask is None:
+        return None
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
+    try:
+        torch.broadcast_shapes(mask.shape, (*q.shape[:-1], k.shape[-2]))
+    except RuntimeError:
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
+            f"{(*q.shape[:-1], k.shape[-2])}"
+        ) from None
+    return mask
+
+
+def seed_attention_buggy(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BUG: the mask is silently ignored (and its fill value is a tiny number, not a large one).
+
+    A faithful reproduction of the pattern in the first seed article's ``attention()``: the masked
+    logits are written to a *new* variable, and the softmax is then taken of the *unmasked* logits,
+    so ``mask`` changes nothing. The fill value is ``-1e-9`` (a number extremely close to zero)
+    where a large negative number such as ``-1e9`` or ``-inf`` was meant, so even with the
+    assignment repaired the masked positions would keep almost their full weight
+    (see :func:`attention_tiny_fill`).
+
+    Fixed counterpart: :func:`posenc_lib.attention.attention`, whose masked weights are exactly 0.
+
+    Parameters
+    ----------
+    q, k, v
+        ``(..., seq_q, d)``, ``(..., seq_k, d)``, ``(..., seq_k, d_v)``.
+    mask
+        Boolean or 0/1 tensor broadcastable to ``(..., seq_q, seq_k)``; 0/False = must not attend.
+
+    Returns
+    -------
+    (out, weights)
+        ``(..., seq_q, d_v)`` and ``(..., seq_q, seq_k)``.
+    """
+    q, k, v = _check_qkv(q, k, v)
+    mask = _check_mask(mask, q, k)
+    att_logits = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])
+    if mask is not None:
+        # The bug, kept on purpose: the result goes to a variable that is overwritten below.
+        att_scores = att_logits.masked_fill(mask == 0, -1e-9)
+    att_scores = torch.softmax(att_logits, dim=-1)  # softmax of the UNMASKED logits
+    return att_scores @ v, att_scores
+
+
+def attention_tiny_fill(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BUG: masked logits are set to ``-1e-9``, a tiny number, instead of ``-1e9`` or ``-inf``.
+
+    The seed's attention with only its first bug (the overwritten variable) repaired. The masked
+    logits become about 0, so after the softmax every masked position still gets a weight of
+    about ``exp(0) / sum`` -- comparable to the allowed ones.
+
+    Fixed counterpart: :func:`posenc_lib.attention.attention`.
+
+    Shapes as in :func:`seed_attention_buggy`.
+    """
+    q, k, v = _check_qkv(q, k, v)
+    mask = _check_mask(mask, q, k)
+    att_logits = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])
+    if mask is not None:
+        att_logits = att_logits.masked_fill(mask == 0, -1e-9)  # the bug: -1e-9, not -1e9
+    weights = torch.softmax(att_logits, dim=-1)
+    return weights @ v, weights
+
+
+def sinusoidal_table_div_term_multiplied(
+    seq_len: int, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """BUG: positions are *multiplied* by ``div_term = base**(2i/dim)`` instead of divided by it.
+
+    The formula is ``sin(p / base**(2i/d))``. Code that names ``base**(2i/d)`` the "division
+    term" and then writes ``position * div_term`` (or that negates the exponent and then divides)
+    turns the angle per position of pair ``i`` into ``base**(2i/d)`` radians: instead of
+    wavelengths from ``2*pi`` up to ``2*pi*base`` positions, every pair but the first spins
+    faster than once per position, and the table looks like noise.
+
+    Fixed counterpart: :func:`posenc_lib.sinusoidal.sinusoidal_table`.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(seq_len, dim)``, sines in even columns and cosines in odd columns, as the fixed table.
+    """
+    seq_len = check_length(seq_len, "seq_len")
+    dim = check_dim(dim)
+    base = check_base(base)
+    position = torch.arange(seq_len, dtype=torch.float64)[:, None]
+    div_term = base ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    angles = position * div_term  # the bug: should be position / div_term
+    table = torch.empty(seq_len, dim, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angles)
+    table[:, 1::2] = torch.cos(angles)
+    return table.to(dtype)
+
+
+def rope_missing_minus(
+    x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float = 10000.0
+) -> torch.Tensor:
+    """BUG: the interleaved "rotate" step forgets its minus sign.
+
+    Correct RoPE (interleaved pairs ``(2i, 2i+1)``) computes
+    ``x * cos + stack([-x[..., 1::2], x[..., ::2]]) * sin``. Dropping the minus gives
+    ``stack([x[..., 1::2], x[..., ::2]])``: each 2x2 block becomes ``[[cos, sin], [sin, cos]]``,
+    which is not a rotation. Norms change with the position, and ``q . k`` no longer depends
+    on the offset alone.
+
+    Fixed counterpart: :func:`posenc_lib.rope.apply_rope_interleaved`.
+
+    Parameters
+    ----------
+    x
+        ``(..., seq, dim)`` with even ``dim``.
+    positions
+        ``(seq,)``; default ``arange(seq)``.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``x``.
+    """
+    x, seq, dim = check_rope_input(x)
+    base = check_base(base)
+    if positions is None:
+        positions = torch.arange(seq, dtype=torch.float64)
+    positions = check_positions(positions, seq)
+    inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    angles = positions[:, None] * inv_freq  # (seq, dim/2), float64 as in the library
+    cos = torch.cos(angles).repeat_interleave(2, dim=-1)
+    sin = torch.sin(angles).repeat_interleave(2, dim=-1)
+    x64 = x.to(torch.float64)
+    swapped = torch.stack([x64[..., 1::2], x64[..., ::2]], dim=-1).flatten(-2)  # minus missing
+    return (x64 * cos + swapped * sin).to(x.dtype)
+
+
+def meta_rope_angles_float32(
+    positions: torch.Tensor, dim: int, base: float = 10000.0
+) -> torch.Tensor:
+    """BUG (precision): RoPE angles computed in float32, as Meta LLaMA's ``precompute_freqs_cis``.
+
+    The reference code computes ``freqs = 1 / base**(arange(0, dim, 2) / dim)`` in float32 and
+    then ``outer(t, freqs)`` in float32. Both the frequencies and the product are rounded to
+    24-bit mantissas, so at position ``10**6`` (angle up to ``10**6`` radians, where a float32
+    ulp is 0.0625) an angle is off by a few hundredths of a radian.
+
+    Fixed counterpart: :func:`posenc_lib.rope.rope_angles` with
+    :func:`posenc_lib.rope.rope_inv_freq`, which compute in float64.
+
+    Parameters
+    ----------
+    positions
+        ``(seq,)`` integer or float positions.
+    dim
+        Even head dimension.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(seq, dim // 2)`` float32 angles in radians (not reduced modulo ``2*pi``).
+    """
+    dim = check_dim(dim)
+    base = check_base(base)
+    positions = check_positions(positions)
+    freqs = 1.0 / (base ** (torch.arange(0, dim, 2)[: dim // 2].float() / dim))
+    t = positions.to(torch.float32)
+    return torch.outer(t, freqs).float()

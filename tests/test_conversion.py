@@ -1,0 +1,146 @@
+"""Tests for posenc_lib.conversion: Meta (interleaved) <-> Hugging Face (half) q/k weights."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc_lib.conversion import hf_to_meta_qk_weight, meta_to_hf_qk_weight, rope_scores
+from posenc_lib.rope import (
+    apply_rope_half,
+    apply_rope_interleaved,
+    interleaved_to_half_permutation,
+)
+
+
+def _heads(x: torch.Tensor, w: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """Project (seq, in) tokens with a (heads*head_dim, in) weight to (heads, seq, head_dim)."""
+    seq = x.shape[0]
+    return (x @ w.T).reshape(seq, n_heads, -1).transpose(0, 1)
+
+
+def _scores(x, wq, wk, n_heads, rope):
+    q = rope(_heads(x, wq, n_heads))
+    k = rope(_heads(x, wk, n_heads))
+    return q @ k.transpose(-2, -1)
+
+
+def _weights(n_heads: int, head_dim: int, d_in: int, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    wq = torch.randn(n_heads * head_dim, d_in, generator=g, dtype=torch.float64)
+    wk = torch.randn(n_heads * head_dim, d_in, generator=g, dtype=torch.float64)
+    x = torch.randn(11, d_in, generator=g, dtype=torch.float64)
+    return x, wq, wk
+
+
+def test_converted_weights_give_the_same_scores():
+    n_heads, head_dim = 4, 16
+    x, wq, wk = _weights(n_heads, head_dim, 24)
+    meta = _scores(x, wq, wk, n_heads, apply_rope_interleaved)
+    hf = _scores(
+        x,
+        meta_to_hf_qk_weight(wq, n_heads),
+        meta_to_hf_qk_weight(wk, n_heads),
+        n_heads,
+        apply_rope_half,
+    )
+    torch.testing.assert_close(hf, meta, rtol=1e-12, atol=1e-10)
+
+
+def test_forgetting_the_permutation_changes_the_scores():
+    n_heads, head_dim = 4, 16
+    x, wq, wk = _weights(n_heads, head_dim, 24)
+    meta = _scores(x, wq, wk, n_heads, apply_rope_interleaved)
+    wrong = _scores(x, wq, wk, n_heads, apply_rope_half)
+    rel = (wrong - meta).norm() / meta.norm()
+    assert rel > 0.3
+    # Position 0 is not rotated at all, so the score of token 0 with itself is unchanged.
+    torch.testing.assert_close(wrong[:, 0, 0], meta[:, 0, 0])
+
+
+def test_matches_the_reshape_used_by_conversion_scripts():
+    # The usual script: view(n_heads, head_dim // 2, 2, in).transpose(1, 2).reshape(rows, in).
+    n_heads, head_dim, d_in = 3, 8, 5
+    w = torch.arange(n_heads * head_dim * d_in, dtype=torch.float32).reshape(-1, d_in)
+    expected = (
+        w.view(n_heads, head_dim // 2, 2, d_in).transpose(1, 2).reshape(n_heads * head_dim, d_in)
+    )
+    assert torch.equal(meta_to_hf_qk_weight(w, n_heads), expected)
+
+
+def test_each_head_uses_interleaved_to_half_permutation():
+    n_heads, head_dim = 2, 6
+    w = torch.arange(n_heads * head_dim, dtype=torch.float64)
+    perm = interleaved_to_half_permutation(head_dim)
+    out = meta_to_hf_qk_weight(w, n_heads)
+    assert torch.equal(out[:head_dim], w[:head_dim][perm])
+    assert torch.equal(out[head_dim:], w[head_dim:][perm])
+
+
+@settings(max_examples=30, deadline=None)
+@given(n_heads=st.integers(1, 5), half_dim=st.integers(1, 8), d_in=st.integers(1, 6))
+def test_round_trip(n_heads, half_dim, d_in):
+    w = torch.randn(n_heads * 2 * half_dim, d_in)
+    assert torch.equal(hf_to_meta_qk_weight(meta_to_hf_qk_weight(w, n_heads), n_heads), w)
+    assert torch.equal(meta_to_hf_qk_weight(hf_to_meta_qk_weight(w, n_heads), n_heads), w)
+
+
+def test_bias_is_permuted_like_the_rows():
+    n_heads, head_dim = 2, 8
+    w = torch.randn(n_heads * head_dim, 3)
+    b = torch.randn(n_heads * head_dim)
+    full = torch.cat([w, b[:, None]], dim=1)
+    torch.testing.assert_close(
+        meta_to_hf_qk_weight(full, n_heads)[:, -1], meta_to_hf_qk_weight(b, n_heads)
+    )
+
+
+def test_bad_arguments():
+    w = torch.randn(12, 4)
+    with pytest.raises(TypeError, match=r"w must be a torch\.Tensor"):
+        meta_to_hf_qk_weight([[1.0]], 1)
+    with pytest.raises(ValueError, match="divisible by n_heads"):
+        meta_to_hf_qk_weight(w, 5)
+    with pytest.raises(ValueError, match="head_dim"):
+        meta_to_hf_qk_weight(w, 4)  # head_dim 3 is odd
+    with pytest.raises(ValueError, match="n_heads"):
+        hf_to_meta_qk_weight(w, 0)
+    with pytest.raises(TypeError, match="n_heads"):
+        hf_to_meta_qk_weight(w, 2.0)
+    with pytest.raises(ValueError, match="shape"):
+        meta_to_hf_qk_weight(torch.randn(2, 4, 4), 1)
+
+
+def test_rope_scores_conventions_agree_up_to_the_permutation():
+    g = torch.Generator().manual_seed(1)
+    q = torch.randn(2, 9, 16, generator=g, dtype=torch.float64)
+    k = torch.randn(2, 9, 16, generator=g, dtype=torch.float64)
+    perm = interleaved_to_half_permutation(16)
+    inter = rope_scores(q, k, convention="interleaved")
+    torch.testing.assert_close(rope_scores(q, k, convention="complex"), inter)
+    torch.testing.assert_close(rope_scores(q[..., perm], k[..., perm], convention="half"), inter)
+
+
+def test_rope_scores_depend_on_the_offset_only():
+    g = torch.Generator().manual_seed(2)
+    q0 = torch.randn(16, generator=g, dtype=torch.float64)
+    k0 = torch.randn(16, generator=g, dtype=torch.float64)
+    x_q = q0.expand(6, 16)
+    x_k = k0.expand(6, 16)
+    for convention in ("interleaved", "half", "complex"):
+        s = rope_scores(x_q, x_k, torch.arange(6) + 1000, convention=convention)
+        for offset in range(-5, 6):
+            diag = torch.diagonal(s, offset=offset)
+            torch.testing.assert_close(diag, diag[0].expand_as(diag))
+
+
+def test_rope_scores_bad_arguments():
+    q = torch.randn(4, 8)
+    with pytest.raises(ValueError, match="convention"):
+        rope_scores(q, q, convention="neox")
+    with pytest.raises(ValueError, match="same"):
+        rope_scores(q, torch.randn(4, 6))
+    with pytest.raises(ValueError, match="dim"):
+        rope_scores(torch.randn(4, 7), torch.randn(4, 7))

@@ -1,0 +1,328 @@
+"""Figure builders: the numbers drawn are the core library's, at every static slider step."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+import torch
+
+from posenc_lib import (
+    alibi_bias,
+    euler_partial_sums,
+    interleaved_to_half_permutation,
+    rope_decay_bound,
+    rope_inv_freq,
+    sinusoidal_similarity,
+    sinusoidal_table,
+    yarn_inv_freq,
+)
+from posenc_lib import figures as F
+from posenc_lib.display import StaticFigure
+
+
+def _steps(fig: go.Figure, k: int = 0) -> list:
+    return list(fig.layout.sliders[k].steps)
+
+
+def _html_kb(fig: go.Figure) -> float:
+    return len(StaticFigure(fig).to_html().encode()) / 1e3
+
+
+# --- encoding heatmap ---
+
+
+def test_heatmap_without_sliders_is_the_exact_table() -> None:
+    fig = F.encoding_heatmap(40, 24, 500.0, sliders=False)
+    (trace,) = fig.data
+    np.testing.assert_array_equal(trace.z, sinusoidal_table(40, 24, 500.0).numpy())
+    assert trace.zmid == 0 and trace.colorscale == go.Heatmap(colorscale="RdBu").colorscale
+
+
+@pytest.mark.parametrize("scheme", ["integer", "normalized", "binary"])
+def test_heatmap_other_schemes_use_their_tables(scheme: str) -> None:
+    from posenc_lib import binary_encoding, integer_encoding, normalized_encoding
+
+    table = {
+        "integer": integer_encoding,
+        "normalized": normalized_encoding,
+        "binary": binary_encoding,
+    }[scheme](16, 8)
+    fig = F.encoding_heatmap(16, 8, scheme=scheme)
+    np.testing.assert_array_equal(fig.data[0].z, table.numpy())
+
+
+def test_heatmap_every_static_step_holds_the_sampled_table() -> None:
+    fig = F.encoding_heatmap()  # seq_len 128, dim 128, base 10 000
+    rows = F.heatmap_static_rows(128)
+    assert len(rows) == 64 and rows[1] == 2  # stride 2: the fastest pair still has 3 rows a turn
+    buttons = fig.layout.updatemenus[0].buttons
+    labels = [s.label for s in _steps(fig)]
+    assert "10 000" in labels and "500 000" in labels and labels[0] == "10" and labels[-1] == "1e6"
+    for button in buttons:
+        d = int(button.label.split("= ")[1])
+        visible = button.args[0]["visible"]
+        g = visible.index(True)
+        x = np.asarray(button.args[0]["x"][g])
+        for step, base in zip(_steps(fig), F._with(F.BASE_GRID, 1e4), strict=True):
+            z = np.asarray(step.args[0]["z"][g], dtype=float)
+            want = sinusoidal_table(128, d, base).numpy()[rows][:, x]
+            np.testing.assert_allclose(z, want, atol=0.0051)  # rounded to 2 decimals
+    # The figure opens on the caller's values: base 10 000, d = 128.
+    assert fig.layout.sliders[0].active == labels.index("10 000")
+    shown = [t for t in fig.data if t.visible]
+    assert len(shown) == 1
+    np.testing.assert_array_equal(
+        shown[0].z, sinusoidal_table(128, 128).numpy()[rows][:, np.asarray(shown[0].x)]
+    )
+    assert _html_kb(fig) < 330
+
+
+def test_heatmap_opens_on_off_grid_values() -> None:
+    fig = F.encoding_heatmap(20, 10, 777.0)
+    assert "777" in [s.label for s in _steps(fig)]
+    assert "d = 10" in [b.label for b in fig.layout.updatemenus[0].buttons]
+
+
+# --- spiral ---
+
+
+def test_spiral_helices_and_clock_are_rope_rotations() -> None:
+    fig = F.rope_spiral(dim=16, seq_len=50, pairs=[0, 3], position=7)
+    theta = rope_inv_freq(16).numpy()
+    m = np.arange(50)
+    for trace, i in zip(fig.data[:2], [0, 3], strict=True):
+        np.testing.assert_allclose(trace.x, np.cos(m * theta[i]), atol=1e-12)
+        np.testing.assert_allclose(trace.y, np.sin(m * theta[i]), atol=1e-12)
+        np.testing.assert_array_equal(trace.z, m)
+    tips = fig.data[-1]
+    angle = np.arctan2(tips.y, tips.x)
+    np.testing.assert_allclose(np.cos(angle - 7 * theta), 1.0, atol=1e-9)
+    for step, base in zip(_steps(fig), F._with(F.BASE_GRID, 1e4), strict=True):
+        t = rope_inv_freq(16, base).numpy()
+        np.testing.assert_allclose(step.args[0]["x"][1], np.cos(m * t[3]), atol=6e-4)
+
+
+def test_spiral_default_pairs_span_fast_to_slow() -> None:
+    assert F.default_pairs(64) == [0, 2, 9, 31]
+
+
+# --- decay ---
+
+
+def test_decay_curves_are_the_core_quantities_normalised() -> None:
+    fig = F.decay_curves(dim=32, base=1e4, max_distance=40, sliders=False)
+    bound, sim, score = (np.asarray(t.y) for t in fig.data)
+    b = rope_decay_bound(32, 1e4, 40).numpy()
+    s = sinusoidal_similarity(32, 1e4, 40).numpy()[40:]
+    np.testing.assert_allclose(bound, b / b[0])
+    np.testing.assert_allclose(sim, s / s[0])
+    assert score[0] == pytest.approx(1.0)
+    # E_q <q, R_k q> = (2/d)·Σ cos(kθ_i) for uniform unit q: the empirical mean follows PE·PE.
+    assert np.abs(score - sim).max() < 0.5
+    assert "normalised" in fig.layout.title.text
+
+
+def test_decay_static_grid_covers_every_base_and_dim() -> None:
+    fig = F.decay_curves(max_distance=64)
+    dims = [int(b.label.split("= ")[1]) for b in fig.layout.updatemenus[0].buttons]
+    assert dims == [16, 32, 64, 128, 256, 512]
+    for step, base in zip(_steps(fig), F._with(F.BASE_GRID, 1e4), strict=True):
+        ys = step.args[0]["y"]
+        assert len(ys) == 3 * len(dims) and all(y[0] == 1.0 for y in ys)
+        b = rope_decay_bound(512, base, 64).numpy()
+        np.testing.assert_allclose(ys[-3], b / b[0], atol=6e-4)
+
+
+# --- Euler ---
+
+
+def test_unit_circle_path_ends_at_the_partial_sum() -> None:
+    fig = F.unit_circle(theta=1.0, n_terms=6)
+    shown = [t for t in fig.data[2:] if t.visible]
+    assert len(shown) == 1
+    end = complex(shown[0].x[-1], shown[0].y[-1])
+    assert end == pytest.approx(complex(euler_partial_sums(1.0, 6)[-1].item()))
+    terms = [s.label for s in _steps(fig, 1)]
+    assert terms[0] == "1" and terms[-1] == "20"
+    for step in _steps(fig, 0):
+        th = float(step.label)
+        px, py = step.args[0]["x"][0][1], step.args[0]["y"][0][1]
+        assert px**2 + py**2 == pytest.approx(1.0, abs=1e-3)
+        assert math.cos(math.atan2(py, px) - th) == pytest.approx(1.0, abs=1e-4)
+        # With 20 terms every θ ≤ 2π is reached within 0.01.
+        last = complex(step.args[0]["x"][-1][-1], step.args[0]["y"][-1][-1])
+        assert abs(last - complex(px, py)) < 1e-2
+
+
+# --- ALiBi ---
+
+
+def test_alibi_bias_and_weights_per_head() -> None:
+    fig = F.alibi_heatmaps(n_heads=6, seq_len=10, head=2)
+    bias = alibi_bias(6, 10).numpy()
+    steps = _steps(fig)
+    assert len(steps) == 6 and fig.layout.sliders[0].active == 2
+    for h, step in enumerate(steps):
+        z = np.array(step.args[0]["z"][0], dtype=float)
+        want = np.where(np.isfinite(bias[h]), bias[h], np.nan)
+        np.testing.assert_allclose(z, want, atol=6e-4)
+        w = np.asarray(step.args[0]["z"][1], dtype=float)
+        np.testing.assert_allclose(w.sum(-1), 1.0, atol=6e-3)
+        assert np.all(np.triu(w, 1) == 0)  # the causal mask gives exactly zero weight
+
+
+# --- RoPE calculator ---
+
+
+def test_spectrum_factor_steps_match_the_scaling_functions() -> None:
+    fig = F.wavelength_spectrum(dim=64, train_len=4096, method="yarn", factor=4.0)
+    methods = [b.label for b in fig.layout.updatemenus[0].buttons]
+    assert len(methods) == 6
+    yarn = 1 + list(F.METHODS).index("yarn")
+    assert fig.data[yarn].visible is True
+    for step in _steps(fig):
+        f = float(step.label)
+        ys = step.args[0]["y"]
+        inv, _ = yarn_inv_freq(64, 1e4, f, 4096)
+        np.testing.assert_allclose(ys[yarn - 1], 2 * np.pi / inv.numpy(), rtol=1e-3, atol=0.06)
+        pi = np.asarray(step.args[0]["customdata"][list(F.METHODS).index("pi")])
+        np.testing.assert_allclose(pi, f, rtol=1e-3)  # PI interpolates every pair by s
+        assert ys[-1] == [4096 * f] * 2
+
+
+def test_hf_rope_config() -> None:
+    assert F.hf_rope_config("yarn", 4.0, 4096)["rope_scaling"] == {
+        "rope_type": "yarn",
+        "factor": 4.0,
+        "original_max_position_embeddings": 4096,
+    }
+    assert F.hf_rope_config("abf", 1.0, 4096) == {"rope_theta": 500000.0, "rope_scaling": None}
+    assert F.hf_rope_config("pi", 2.0, 4096)["rope_scaling"]["rope_type"] == "linear"
+    ntk = F.hf_rope_config("ntk", 4.0, 4096, 10000.0, 128)["rope_theta"]
+    assert ntk == pytest.approx(10000 * 4 ** (128 / 126), abs=0.05)
+    assert "rope_theta = 500000.0" in F.format_hf_config(F.hf_rope_config("abf", 1.0, 4096))
+
+
+# --- attention, rotation, offset, conventions ---
+
+
+def test_attention_heatmap_keeps_chinese_and_repeated_tokens() -> None:
+    w = torch.softmax(torch.randn(4, 4, generator=torch.Generator().manual_seed(0)), -1)
+    fig = F.attention_heatmap(w, ["我", "爱", "你", "我"])
+    assert list(fig.layout.xaxis.ticktext) == ["我", "爱", "你", "我"]
+    np.testing.assert_allclose(fig.data[0].z, w.numpy(), rtol=1e-6)
+    assert "Noto Sans CJK SC" in fig.layout.template.layout.font.family
+
+
+def test_rotation_multiplies_by_e_i_theta() -> None:
+    fig = F.rotation_figure(theta=0.5, z=1 + 0.5j)
+    w = complex(fig.data[2].x[1], fig.data[2].y[1])
+    assert w == pytest.approx((1 + 0.5j) * complex(math.cos(0.5), math.sin(0.5)))
+    for step in _steps(fig):
+        x, y = step.args[0]["x"][0][1], step.args[0]["y"][0][1]
+        assert math.hypot(x, y) == pytest.approx(abs(1 + 0.5j), abs=2e-4)
+
+
+def test_rope_score_is_constant_under_a_shared_shift() -> None:
+    fig = F.rope_offset_figure(dim=32, offset=8, max_offset=32)
+    rope_score, added = np.asarray(fig.data[2].y), np.asarray(fig.data[3].y)
+    assert np.ptp(rope_score) < 1e-10
+    assert np.ptp(added) > 0.1  # additive sinusoids do not give a shift-invariant score
+    assert (
+        fig.data[4].x[0] == 8
+        and fig.layout.sliders[0].steps[fig.layout.sliders[0].active].label == "8"
+    )
+
+
+def test_convention_figure_draws_the_permutation() -> None:
+    fig = F.convention_pairs_figure(8, sliders=False)
+    perm = interleaved_to_half_permutation(8).tolist()
+    assert list(fig.data[3].text) == [str(p) for p in perm]
+    top, bottom = fig.data[2].marker.color, fig.data[3].marker.color
+    for slot, feature in enumerate(perm):  # the feature keeps its pair colour after the move
+        assert bottom[slot] == top[feature]
+
+
+# --- look and feel, validation ---
+
+
+def _luminance(hex_colour: str) -> float:
+    rgb = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def test_template_text_contrast_meets_wcag_aaa() -> None:
+    lo, hi = sorted((_luminance(F.INK), _luminance(F.PAPER)))
+    assert (hi + 0.05) / (lo + 0.05) >= 7
+    lo, hi = sorted((_luminance(F.MUTED), _luminance(F.PAPER)))
+    assert (hi + 0.05) / (lo + 0.05) >= 4.5
+
+
+BUILDERS = [
+    F.encoding_heatmap,
+    F.rope_spiral,
+    F.decay_curves,
+    F.unit_circle,
+    F.alibi_heatmaps,
+    F.wavelength_spectrum,
+    F.rotation_figure,
+    F.rope_offset_figure,
+    F.convention_pairs_figure,
+]
+
+
+@pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
+def test_static_figures_are_small_titled_and_templated(builder) -> None:
+    fig = builder()
+    assert fig.layout.template.layout.paper_bgcolor == F.PAPER
+    assert fig.layout.title.text
+    assert _html_kb(fig) < 330
+
+
+@pytest.mark.parametrize(
+    ("builder", "kwargs", "name"),
+    [
+        (F.encoding_heatmap, {"dim": 7}, "dim"),
+        (F.encoding_heatmap, {"base": -1.0}, "base"),
+        (F.encoding_heatmap, {"scheme": "learned"}, "scheme"),
+        (F.encoding_heatmap, {"seq_len": 0}, "seq_len"),
+        (F.rope_spiral, {"pairs": [0, 99]}, "pairs"),
+        (F.rope_spiral, {"position": 999}, "position"),
+        (F.decay_curves, {"max_distance": 0}, "max_distance"),
+        (F.decay_curves, {"base": float("inf")}, "base"),
+        (F.unit_circle, {"n_terms": 0}, "n_terms"),
+        (F.unit_circle, {"theta": float("nan")}, "theta"),
+        (F.alibi_heatmaps, {"n_heads": 0}, "n_heads"),
+        (F.alibi_heatmaps, {"head": 8}, "head"),
+        (F.wavelength_spectrum, {"factor": 0.5}, "factor"),
+        (F.wavelength_spectrum, {"method": "rope"}, "method"),
+        (F.rotation_figure, {"z": 0j}, "z"),
+        (F.rope_offset_figure, {"offset": 65}, "offset"),
+        (F.convention_pairs_figure, {"dim": 3}, "dim"),
+    ],
+)
+def test_bad_parameters_raise_value_error_naming_them(builder, kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        builder(**kwargs)
+
+
+def test_wrong_types_raise_type_error() -> None:
+    with pytest.raises(TypeError, match="dim"):
+        F.encoding_heatmap(dim=64.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="weights"):
+        F.attention_heatmap([[1.0]], ["a"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="tokens"):
+        F.attention_heatmap(np.eye(2), ["a"])
+
+
+def test_extreme_values_build() -> None:
+    F.encoding_heatmap(512, 512, 1e6, sliders=False)
+    F.rope_spiral(dim=512, base=1e6, seq_len=1024, sliders=False)
+    F.unit_circle(theta=-100.0, n_terms=200, sliders=False)
+    F.alibi_heatmaps(n_heads=64, seq_len=256, head=63, sliders=False)
+    F.wavelength_spectrum(dim=512, base=1e6, factor=64.0, method="llama3", sliders=False)
+    F.decay_curves(dim=4, base=1.5, max_distance=1, sliders=False)

@@ -1,0 +1,200 @@
+"""The wish-list measurements of chapters 2 and 3, checked against closed forms."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc_lib.properties import (
+    div_term_errors,
+    div_term_exp_log,
+    div_term_max_abs_difference,
+    div_term_power,
+    div_term_reference,
+    dot_products_at_offset,
+    logit_terms,
+    markdown_table,
+    max_abs_value,
+    measure_scheme,
+    min_pairwise_distance,
+    nearest_row_distances,
+    neighbour_distances,
+    offset_distances,
+    position_term_along_offset,
+    same_offset_gaps,
+    table_excerpt,
+)
+from posenc_lib.schemes import binary_encoding, integer_encoding, normalized_encoding
+from posenc_lib.sinusoidal import sinusoidal_shift_matrix, sinusoidal_table
+
+F64 = torch.float64
+
+
+def test_integer_encoding_is_unbounded_but_translation_invariant():
+    t = integer_encoding(1000, 4, dtype=F64)
+    assert max_abs_value(t) == 999.0
+    assert torch.allclose(neighbour_distances(t), torch.full((999,), 2.0, dtype=F64))  # √dim
+    m = measure_scheme(t, offset=5)
+    assert m["offset_spread"] == 0.0 and m["step_min"] == m["step_max"] == 2.0
+
+
+def test_normalized_gap_depends_on_length():
+    gaps = same_offset_gaps(normalized_encoding, 1, [10, 1000], dim=1)
+    assert torch.allclose(gaps, torch.tensor([1 / 9, 1 / 999], dtype=F64), rtol=1e-6)
+    sin_gaps = same_offset_gaps(lambda n, d: sinusoidal_table(n, d, dtype=F64), 3, [10, 1000], 8)
+    assert sin_gaps[0] == pytest.approx(float(sin_gaps[1]), abs=1e-12)
+    with pytest.raises(ValueError, match="exceed"):
+        same_offset_gaps(normalized_encoding, 5, [5], 1)
+    with pytest.raises(ValueError, match="empty"):
+        same_offset_gaps(normalized_encoding, 1, [], 1)
+    with pytest.raises(TypeError, match="callable"):
+        same_offset_gaps("normalized", 1, [10], 1)
+
+
+def test_binary_steps_jump():
+    t = binary_encoding(1024, 10, dtype=F64)
+    steps = neighbour_distances(t)
+    # p -> p+1 flips (trailing ones of p) + 1 bits.
+    flips = torch.tensor([bin(p ^ (p + 1)).count("1") for p in range(1023)], dtype=F64)
+    assert torch.allclose(steps, flips.sqrt())
+    assert steps.min() == 1.0 and steps.max() == pytest.approx(math.sqrt(10))
+    assert min_pairwise_distance(t) == 1.0
+    assert max_abs_value(t) == 1.0
+
+
+def test_sinusoid_neighbour_step_is_constant():
+    dim, base = 16, 10000.0
+    t = sinusoidal_table(300, dim, base, dtype=F64)
+    steps = neighbour_distances(t)
+    omega = base ** (-torch.arange(0, dim, 2, dtype=F64) / dim)
+    expected = torch.sqrt((2 - 2 * torch.cos(omega)).sum())
+    assert torch.allclose(steps, expected.expand_as(steps), atol=1e-12)
+    assert max_abs_value(t) <= 1.0
+    assert measure_scheme(t, offset=7)["offset_spread"] < 1e-12
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(-40, 40))
+def test_sinusoid_dot_product_depends_on_offset_only(k):
+    dim, base = 32, 10000.0
+    t = sinusoidal_table(100, dim, base, dtype=F64)
+    dots = dot_products_at_offset(t, k)
+    omega = base ** (-torch.arange(0, dim, 2, dtype=F64) / dim)
+    assert torch.allclose(dots, torch.cos(k * omega).sum().expand_as(dots), atol=1e-10)
+    assert torch.allclose(dots, dot_products_at_offset(t, -k), atol=1e-10)
+
+
+def test_offset_helpers_validate():
+    t = torch.zeros(4, 2, dtype=F64)
+    with pytest.raises(ValueError, match="offset"):
+        offset_distances(t, 4)
+    with pytest.raises(ValueError, match="offset"):
+        offset_distances(t, -1)
+    with pytest.raises(ValueError, match="offset"):
+        dot_products_at_offset(t, -4)
+    with pytest.raises(ValueError, match="shape"):
+        max_abs_value(torch.zeros(2, 2, 2))
+    with pytest.raises(TypeError, match="floating"):
+        max_abs_value(torch.zeros(2, 2, dtype=torch.int64))
+    assert offset_distances(t, 0).eq(0).all()
+    assert min_pairwise_distance(torch.zeros(1, 2)) == math.inf
+
+
+def test_nearest_row_distances():
+    ref = torch.tensor([[0.0, 0.0], [3.0, 4.0]], dtype=F64)
+    qry = torch.tensor([[0.0, 1.0], [3.0, 4.0]], dtype=F64)
+    assert torch.allclose(nearest_row_distances(ref, qry), torch.tensor([1.0, 0.0], dtype=F64))
+    with pytest.raises(ValueError, match="same dim"):
+        nearest_row_distances(ref, torch.zeros(1, 3))
+    assert nearest_row_distances(ref, torch.zeros(0, 2)).numel() == 0
+
+
+@pytest.mark.parametrize("dim", [2, 64, 512])
+@pytest.mark.parametrize("base", [10.0, 10000.0, 500000.0])
+def test_div_terms_agree(dim, base):
+    ref = torch.tensor(div_term_reference(dim, base).astype(float), dtype=F64)
+    for dtype, tol in ((torch.float32, 2e-6), (torch.float64, 1e-14)):
+        a, b = div_term_exp_log(dim, base, dtype), div_term_power(dim, base, dtype)
+        assert a.dtype == b.dtype == dtype and a.shape == (dim // 2,)
+        assert torch.allclose(a.to(F64), ref, rtol=tol, atol=0)
+        assert torch.allclose(b.to(F64), ref, rtol=tol, atol=0)
+        assert div_term_max_abs_difference(dim, base, dtype) <= tol
+    # the annotated-transformer form is exactly the documented formula
+    i2 = torch.arange(0, dim, 2, dtype=torch.float32)
+    assert torch.equal(div_term_exp_log(dim, base), torch.exp(i2 * (-math.log(base) / dim)))
+
+
+def test_div_term_errors_are_a_few_ulps():
+    for dtype in (torch.float32, torch.float64):
+        err = div_term_errors(512, 10000.0, dtype)
+        assert set(err) == {"exp_log", "power", "eps"}
+        assert err["power"] <= err["eps"]  # pow is (close to) correctly rounded
+        assert err["exp_log"] <= 16 * err["eps"]  # exp/log loses a few bits, never more
+    assert div_term_max_abs_difference(512, 10000.0, torch.float64) < 1e-15
+    with pytest.raises(TypeError, match="dtype"):
+        div_term_max_abs_difference(8, 10000.0, torch.int32)
+    with pytest.raises(ValueError, match="dim"):
+        div_term_power(7)
+    with pytest.raises(ValueError, match="base"):
+        div_term_exp_log(8, -1.0)
+
+
+def test_logit_terms_add_up_and_cross_terms_depend_on_absolute_position():
+    g = torch.Generator().manual_seed(0)
+    dim = 16
+    shapes = ((dim, dim), (dim, dim), (dim,), (dim,))
+    w_q, w_k, x, y = (torch.randn(*s, generator=g, dtype=F64) for s in shapes)
+    m = torch.arange(0.0, 50.0, dtype=F64)
+    k = 3
+    pe_m = sinusoidal_table(50, dim, dtype=F64, positions=m)
+    pe_n = sinusoidal_table(50, dim, dtype=F64, positions=m + k)
+    terms = logit_terms(x, y, pe_m, pe_n, w_q, w_k)
+    parts = sum(terms[n] for n in terms if n != "total")
+    assert torch.allclose(parts, terms["total"], atol=1e-10)
+    assert terms["content"].shape == (50,)
+    assert torch.allclose(terms["content"], terms["content"][0].expand(50))
+    for name in ("content_position", "position_content", "position_position"):
+        assert terms[name].std() > 1e-2
+    pp = position_term_along_offset(w_q.T @ w_k, k, m)
+    assert torch.allclose(pp, terms["position_position"], atol=1e-10)
+    # with A = I the position term is the plain dot product: constant in m
+    plain = position_term_along_offset(torch.eye(dim, dtype=F64), k, m)
+    assert torch.allclose(plain, plain[0].expand(50), atol=1e-12)
+    # a shift matrix as A keeps the term a function of k only, but no longer symmetric in k
+    shift = sinusoidal_shift_matrix(5, dim)
+    fwd = position_term_along_offset(shift, 3, m)
+    back = position_term_along_offset(shift, -3, m)
+    assert torch.allclose(fwd, fwd[0].expand(50), atol=1e-10)
+    assert (fwd[0] - back[0]).abs() > 1e-3
+
+
+def test_logit_terms_validation():
+    v, w = torch.zeros(4, dtype=F64), torch.eye(4, dtype=F64)
+    with pytest.raises(ValueError, match="same shape"):
+        logit_terms(v, v, v, v, w, torch.eye(3, 4, dtype=F64)[:2])
+    with pytest.raises(ValueError, match="last dimension"):
+        logit_terms(torch.zeros(3, dtype=F64), v, v, v, w, w)
+    with pytest.raises(ValueError, match="square"):
+        position_term_along_offset(torch.zeros(4, 2), 1, [0, 1])
+    with pytest.raises(ValueError, match="even"):
+        position_term_along_offset(torch.zeros(3, 3), 1, [0, 1])
+
+
+def test_table_excerpt_and_markdown():
+    t = sinusoidal_table(3, 512, dtype=F64)
+    cols, vals = table_excerpt(t, first=4, last=2)
+    assert cols == [0, 1, 2, 3, 510, 511]
+    assert torch.equal(vals, t[:, cols])
+    assert vals[1, 0].item() == pytest.approx(math.sin(1.0))
+    rows = [["我", 0.123456, 1], ["a|b", float("inf"), 2]]
+    md = markdown_table(rows, ["token", "v", "n"], digits=3)
+    assert md.splitlines()[0] == "| token | v | n |"
+    assert "0.123" in md and "a\\|b" in md and "inf" in md
+    with pytest.raises(ValueError, match="cells"):
+        markdown_table([[1, 2]], ["a"])
+    with pytest.raises(ValueError, match="first"):
+        table_excerpt(t, first=400, last=200)

@@ -1,0 +1,137 @@
+"""Live explorers: moving a control recomputes the FigureWidget; one call picks the right mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from posenc_lib import alibi_bias, euler_partial_sums, rope_decay_bound, sinusoidal_table
+from posenc_lib import widgets as Wd
+from posenc_lib.display import STATIC_ENV_VAR, StaticFigure
+
+EXPLORERS = [
+    (Wd.heatmap_explorer, Wd.heatmap_live),
+    (Wd.spiral_explorer, Wd.spiral_live),
+    (Wd.decay_explorer, Wd.decay_live),
+    (Wd.euler_explorer, Wd.euler_live),
+    (Wd.alibi_explorer, Wd.alibi_live),
+    (Wd.rope_calculator, Wd.calculator_live),
+    (Wd.rotation_explorer, Wd.rotation_live),
+    (Wd.offset_explorer, Wd.offset_live),
+    (Wd.convention_explorer, Wd.convention_live),
+]
+
+
+@pytest.mark.parametrize(("explorer", "live"), EXPLORERS, ids=lambda f: f.__name__)
+def test_one_call_gives_static_html_or_a_live_ui(
+    monkeypatch: pytest.MonkeyPatch, explorer, live
+) -> None:
+    monkeypatch.setenv(STATIC_ENV_VAR, "1")
+    shown = explorer()
+    assert isinstance(shown, StaticFigure)
+    bundle = shown._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"} and "plotly-graph-div" in bundle["text/html"]
+    monkeypatch.delenv(STATIC_ENV_VAR)
+    ui = explorer()
+    assert isinstance(ui, Wd.LiveExplorer) and isinstance(ui.figure, go.FigureWidget)
+
+
+def test_heatmap_recomputes_on_base_dim_and_length() -> None:
+    ui = Wd.heatmap_live()
+    ui.controls["base"].value = 123456.0  # off any static grid
+    ui.controls["dim"].value = 40
+    ui.controls["seq_len"].value = 77
+    np.testing.assert_array_equal(ui.figure.data[0].z, sinusoidal_table(77, 40, 123456.0).numpy())
+    ui.controls["scheme"].value = "binary"
+    assert set(np.unique(ui.figure.data[0].z)) == {0.0, 1.0}
+
+
+def test_spiral_follows_base_and_position() -> None:
+    ui = Wd.spiral_live(dim=16, seq_len=32, pairs=[1])
+    ui.controls["base"].value = 100.0
+    theta1 = 100.0 ** (-2 / 16)
+    np.testing.assert_allclose(ui.figure.data[0].x, np.cos(np.arange(32) * theta1), atol=1e-12)
+    ui.controls["seq_len"].value = 16
+    assert ui.controls["position"].max == 15  # the clock position stays in range
+    ui.controls["position"].value = 15
+    assert "m = 15" in ui.figure.layout.annotations[1].text
+
+
+def test_decay_follows_base_and_dim() -> None:
+    ui = Wd.decay_live()
+    ui.controls["base"].value = 500000.0
+    ui.controls["dim"].value = 64
+    b = rope_decay_bound(64, 500000.0, 256).numpy()
+    np.testing.assert_allclose(ui.figure.data[0].y, b / b[0])
+
+
+def test_euler_follows_theta_and_terms() -> None:
+    ui = Wd.euler_live()
+    ui.controls["n_terms"].value = 9
+    ui.controls["theta"].value = 2.5
+    path = ui.figure.data[2]
+    assert len(path.x) == 10
+    assert complex(path.x[-1], path.y[-1]) == pytest.approx(
+        complex(euler_partial_sums(2.5, 9)[-1].item())
+    )
+
+
+def test_alibi_head_is_clamped_when_heads_shrink() -> None:
+    ui = Wd.alibi_live()
+    ui.controls["head"].value = 7
+    ui.controls["n_heads"].value = 3
+    assert ui.controls["head"].value == 2
+    bias = alibi_bias(3, 32).numpy()[2]
+    np.testing.assert_allclose(ui.figure.data[0].z, np.where(np.isfinite(bias), bias, np.nan))
+
+
+def test_calculator_prints_the_hugging_face_config() -> None:
+    ui = Wd.calculator_live()
+    ui.controls["method"].value = "yarn"
+    ui.controls["factor"].value = 4.0
+    assert '"rope_type": "yarn"' in ui.text.value and '"factor": 4.0' in ui.text.value
+    assert '"original_max_position_embeddings": 4096' in ui.text.value
+    ui.controls["method"].value = "abf"
+    assert "rope_theta = 500000.0" in ui.text.value and "rope_scaling" not in ui.text.value
+    ui.controls["method"].value = "pi"
+    np.testing.assert_allclose(ui.figure.data[1].customdata, 4.0)
+
+
+def test_offset_and_rotation_and_conventions_update() -> None:
+    ui = Wd.offset_live()
+    ui.controls["offset"].value = 20
+    assert ui.figure.data[4].x[0] == 20
+    rot = Wd.rotation_live()
+    rot.controls["theta"].value = np.pi / 2
+    assert rot.figure.data[2].x[1] == pytest.approx(-0.5) and rot.figure.data[2].y[1] == 1.0
+    conv = Wd.convention_live()
+    conv.controls["dim"].value = 6
+    assert list(conv.figure.data[3].text) == ["0", "2", "4", "1", "3", "5"]
+
+
+@pytest.mark.parametrize("live", [e[1] for e in EXPLORERS], ids=lambda f: f.__name__)
+def test_extreme_slider_values_raise_nothing(live) -> None:
+    ui = live()
+    for control in ui.controls.values():
+        if hasattr(control, "max") and hasattr(control, "min"):
+            if getattr(control, "step", None) == 2 or control.description == "dimension d":
+                control.value = control.max - control.max % 2
+                control.value = control.min + control.min % 2
+            else:
+                control.value = control.max
+                control.value = control.min
+        elif hasattr(control, "options"):
+            for option in control.options:
+                control.value = option[1] if isinstance(option, tuple) else option
+
+
+def test_bad_explorer_parameters_raise_value_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(STATIC_ENV_VAR, raising=False)
+    with pytest.raises(ValueError, match="dim"):
+        Wd.heatmap_explorer(dim=3)
+    with pytest.raises(ValueError, match="method"):
+        Wd.rope_calculator(method="magic")
+    monkeypatch.setenv(STATIC_ENV_VAR, "1")
+    with pytest.raises(ValueError, match="n_heads"):
+        Wd.alibi_explorer(n_heads=0)
