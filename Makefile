@@ -27,11 +27,17 @@ book: $(STAMP)  ## build the HTML book into _build/html (executed notebooks are 
 	POSENC_STATIC=1 $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "Open $(HTML)/index.html, or run: make serve"
 
-browser:  ## make sure Debian's chromium is installed (installs it when root)
-	@command -v chromium >/dev/null 2>&1 || { \
+# Debian's chromium for the browser tests, and a CJK font so that 我爱你 renders in screenshots.
+BROWSER_PACKAGES := chromium fonts-wqy-zenhei
+
+browser:  ## make sure Debian's chromium and a CJK font are installed (installs them when root)
+	@missing=""; for p in $(BROWSER_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else echo "Install Debian's chromium (sudo apt-get install chromium) for the browser tests"; exit 1; fi; }
+	    echo "installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "Install Debian's$$missing (sudo apt-get install$$missing) for the browser tests"; exit 1; fi; fi
 
 test: book browser  ## build the book, then run every test
 	$(BIN)/python -m pytest

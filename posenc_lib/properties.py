@@ -11,6 +11,7 @@ Distances are Euclidean and computed in float64.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Callable, Sequence
 
@@ -28,6 +29,7 @@ from ._validation import (
 from .sinusoidal import sinusoidal_frequencies, sinusoidal_table
 
 __all__ = [
+    "NumberTable",
     "div_term_errors",
     "div_term_exp_log",
     "div_term_max_abs_difference",
@@ -41,6 +43,7 @@ __all__ = [
     "min_pairwise_distance",
     "nearest_row_distances",
     "neighbour_distances",
+    "number_table",
     "offset_distances",
     "position_term_along_offset",
     "same_offset_gaps",
@@ -411,15 +414,12 @@ def table_excerpt(
     return cols, t[:, cols]
 
 
-def markdown_table(
-    rows: Sequence[Sequence[object]], headers: Sequence[str], *, digits: int = 4
-) -> str:
-    """A Markdown table; floats are printed with ``digits`` significant digits.
-
-    Display it with ``IPython.display.Markdown(markdown_table(...))``.
-    """
+def _format_cells(
+    rows: Sequence[Sequence[object]], headers: Sequence[str], digits: object
+) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows as strings; floats with ``digits`` significant digits."""
     digits = check_int(digits, "digits", minimum=1, what="an integer >= 1")
-    headers = [str(h) for h in headers]
+    head = [str(h) for h in headers]
 
     def cell(v: object) -> str:
         if isinstance(v, torch.Tensor) and v.ndim == 0:
@@ -428,12 +428,60 @@ def markdown_table(
             if math.isinf(v) or math.isnan(v):
                 return str(v)
             return f"{v:.{digits}g}"
-        return str(v).replace("|", "\\|")
+        return str(v)
 
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    body = []
     for row in rows:
         row = list(row)
-        if len(row) != len(headers):
-            raise ValueError(f"each row must have {len(headers)} cells, got {len(row)}: {row!r}")
-        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
-    return "\n".join(lines)
+        if len(row) != len(head):
+            raise ValueError(f"each row must have {len(head)} cells, got {len(row)}: {row!r}")
+        body.append([cell(v) for v in row])
+    return head, body
+
+
+def markdown_table(
+    rows: Sequence[Sequence[object]], headers: Sequence[str], *, digits: int = 4
+) -> str:
+    """A Markdown table; floats are printed with ``digits`` significant digits."""
+    head, body = _format_cells(rows, headers, digits)
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(head), "|" + "---|" * len(head), *(line(r) for r in body)])
+
+
+class NumberTable:
+    """A small table of measured numbers that displays as HTML in notebooks and in the book.
+
+    (The book renders notebook Markdown output as CommonMark, which has no tables, so the
+    table is shown as HTML; ``str()`` gives the Markdown form.)
+    """
+
+    def __init__(self, headers: list[str], rows: list[list[str]], markdown: str) -> None:
+        self.headers, self.rows, self.markdown = headers, rows, markdown
+
+    def _repr_html_(self) -> str:
+        def tr(cells: list[str], tag: str) -> str:
+            return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
+
+        body = "".join(tr(r, "td") for r in self.rows)
+        return (f'<table class="table posenc-numbers"><thead>{tr(self.headers, "th")}</thead>'
+                f"<tbody>{body}</tbody></table>")
+
+    def __str__(self) -> str:
+        return self.markdown
+
+    def __repr__(self) -> str:
+        return self.markdown
+
+
+def number_table(
+    rows: Sequence[Sequence[object]], headers: Sequence[str], *, digits: int = 4
+) -> NumberTable:
+    """A displayable table (HTML in a notebook or the book, Markdown as ``str``).
+
+    Floats are printed with ``digits`` significant digits. Make it the last expression of a cell.
+    """
+    head, body = _format_cells(rows, headers, digits)
+    return NumberTable(head, body, markdown_table(rows, headers, digits=digits))

@@ -113,24 +113,43 @@ def _wait_for_figures(page: object) -> int:
     return count
 
 
-def _move_first_slider(page: object, index: int) -> bool:
-    """Click along the first slider's rail of figure ``index``; True if the drawing changed."""
-    figure = page.locator(".plotly-graph-div").nth(index)
+def _move_slider(page: object, figure_index: int, slider_index: int) -> bool:
+    """Click along one slider's rail; True if the slider moved and the drawing changed."""
+    figure = page.locator(".plotly-graph-div").nth(figure_index)
     figure.scroll_into_view_if_needed()
-    rail = figure.locator(".slider-rail-rect").first
-    box = rail.bounding_box()
+    handle = figure.element_handle()
+    active = f"gd => gd._fullLayout.sliders[{slider_index}].active"
+    active_before = page.evaluate(active, handle)
+    box = figure.locator(".slider-group").nth(slider_index).locator(".slider-rail-rect")
+    box = box.bounding_box()
     assert box is not None, "slider rail not drawn"
-    active_before = page.evaluate(
-        "gd => gd._fullLayout.sliders[0].active", figure.element_handle()
-    )
     before = figure.screenshot()
-    # Click at three-quarters of the rail unless that is where the slider already sits.
-    fraction = 0.25 if active_before and active_before > 0 else 0.8
+    # Click near the far end of the rail, or near its start if the slider already sits at the end.
+    n_steps = page.evaluate(f"gd => gd._fullLayout.sliders[{slider_index}].steps.length", handle)
+    fraction = 0.2 if active_before >= n_steps / 2 else 0.85
     page.mouse.click(box["x"] + box["width"] * fraction, box["y"] + box["height"] / 2)
     page.wait_for_timeout(400)
-    active_after = page.evaluate("gd => gd._fullLayout.sliders[0].active", figure.element_handle())
+    active_after = page.evaluate(active, handle)
     after = figure.screenshot()
     return active_after != active_before and after != before
+
+
+def _use_menu(page: object, figure_index: int) -> bool:
+    """Pick another entry of the figure's first dropdown menu; True if the drawing changed."""
+    figure = page.locator(".plotly-graph-div").nth(figure_index)
+    figure.scroll_into_view_if_needed()
+    before = figure.screenshot()
+    header = figure.locator(".updatemenu-header").first
+    header.click()
+    page.wait_for_timeout(200)
+    buttons = figure.locator(".updatemenu-dropdown-button")
+    assert buttons.count() >= 2, "a dropdown menu with fewer than two entries"
+    active = page.evaluate(
+        "gd => gd._fullLayout.updatemenus[0].active", figure.element_handle()
+    )
+    buttons.nth(1 if active != 1 else 0).click()
+    page.wait_for_timeout(400)
+    return figure.screenshot() != before
 
 
 @pytest.mark.parametrize("page_path", PAGES, ids=IDS)
@@ -162,14 +181,28 @@ def test_math_is_typeset_and_figures_respond_to_sliders(
         figures = _wait_for_figures(page)
         assert figures == source.count('class="plotly-graph-div"')
         if page_path.name == "preface.html":
+            # The README's pictures: the top of the preface, and its first figure.
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / "preface.png"), full_page=False)
-        with_sliders = page.evaluate(
+            page.locator(".plotly-graph-div").first.screenshot(
+                path=str(SCREENSHOTS / "preface-figure.png")
+            )
+        slider_counts = page.evaluate(
             "Array.from(document.querySelectorAll('.plotly-graph-div'))"
-            ".map((gd, i) => (gd._fullLayout.sliders || []).length ? i : -1).filter(i => i >= 0)"
+            ".map(gd => (gd._fullLayout.sliders || []).length)"
         )
-        for index in with_sliders:
-            assert _move_first_slider(page, index), f"figure {index}: slider moved, nothing changed"
+        for figure_index, n_sliders in enumerate(slider_counts):
+            for slider_index in range(n_sliders):
+                assert _move_slider(page, figure_index, slider_index), (
+                    f"figure {figure_index}, slider {slider_index}: the drawing did not change"
+                )
+        menu_figures = page.evaluate(
+            "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+            ".map((gd, i) => (gd._fullLayout.updatemenus || []).some(m => m.type !== 'buttons')"
+            " ? i : -1).filter(i => i >= 0)"
+        )
+        for figure_index in menu_figures:
+            assert _use_menu(page, figure_index), f"figure {figure_index}: menu changed nothing"
         assert visit.console_errors == [], f"console errors on interaction: {visit.console_errors}"
     finally:
         page.context.close()

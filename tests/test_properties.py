@@ -23,6 +23,7 @@ from posenc_lib.properties import (
     min_pairwise_distance,
     nearest_row_distances,
     neighbour_distances,
+    number_table,
     offset_distances,
     position_term_along_offset,
     same_offset_gaps,
@@ -196,5 +197,11 @@ def test_table_excerpt_and_markdown():
     assert "0.123" in md and "a\\|b" in md and "inf" in md
     with pytest.raises(ValueError, match="cells"):
         markdown_table([[1, 2]], ["a"])
+    table = number_table([["<b>", 1.5]], ["x", "y"], digits=2)
+    html = table._repr_html_()
+    assert html.startswith("<table") and "&lt;b&gt;" in html and "<td>1.5</td>" in html
+    assert str(table) == markdown_table([["<b>", 1.5]], ["x", "y"], digits=2)
+    with pytest.raises(ValueError, match="digits"):
+        number_table([[1]], ["a"], digits=0)
     with pytest.raises(ValueError, match="first"):
         table_excerpt(t, first=400, last=200)
