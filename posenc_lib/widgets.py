@@ -2,7 +2,7 @@
 
 Each ``*_explorer`` is one call in a chapter. Through :func:`posenc_lib.display.explorer` it shows
 the live UI in a kernel and, in the book build (``POSENC_STATIC=1``), the static figure of
-:mod:`posenc_lib.figures` with plotly's own sliders. The live figure is the same builder with
+:mod:`posenc_lib.viz` with plotly's own sliders. The live figure is the same builder with
 ``sliders=False``, refreshed in place by the same ``_*_state`` functions, so both show the same
 numbers; only the live one takes any value in range instead of a grid.
 """
@@ -16,8 +16,24 @@ from typing import Any
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from . import figures as F
 from .display import explorer
+from .viz._checks import _fmt
+from .viz._style import _apply_state
+from .viz.alibi import _alibi_state, alibi_heatmaps
+from .viz.conventions import _convention_state, convention_pairs_figure
+from .viz.decay import _decay_state, decay_curves
+from .viz.euler import _euler_state, _rotation_state, rotation_figure, unit_circle
+from .viz.heatmap import SCHEMES, _heatmap_state, encoding_heatmap
+from .viz.offset import _offset_state, rope_offset_figure
+from .viz.spectrum import (
+    _METHOD_LABEL,
+    METHODS,
+    _spectrum_state,
+    format_hf_config,
+    hf_rope_config,
+    wavelength_spectrum,
+)
+from .viz.spiral import _check_pairs, _spiral_state, default_pairs, rope_spiral
 
 __all__ = [
     "LiveExplorer",
@@ -137,20 +153,20 @@ def heatmap_live(
     seq_len: int = 128, dim: int = 128, base: float = 10000.0, scheme: str = "sinusoidal"
 ) -> LiveExplorer:
     """The live heatmap UI: base, dimension, length and scheme controls."""
-    fig = F.encoding_heatmap(seq_len, dim, base, scheme, sliders=False)
+    fig = encoding_heatmap(seq_len, dim, base, scheme, sliders=False)
     controls = {
         "base": _base_slider(base),
         "dim": _int_slider(dim, 16, 512, "dimension d", 2),
         "seq_len": _int_slider(seq_len, 8, 512, "positions L"),
         "scheme": W.Dropdown(
-            options=list(F.SCHEMES), value=scheme, description="scheme", style=_STYLE
+            options=list(SCHEMES), value=scheme, description="scheme", style=_STYLE
         ),
     }
 
     def update(ui: LiveExplorer) -> None:
         v = ui.values
         dim_ = _even_value(v["dim"])
-        F._apply_state(ui.figure, F._heatmap_state(v["seq_len"], dim_, v["base"], v["scheme"]))
+        _apply_state(ui.figure, _heatmap_state(v["seq_len"], dim_, v["base"], v["scheme"]))
         ui.figure.layout.xaxis.title.text = f"dimension index (d = {dim_})"
 
     return LiveExplorer(fig, controls, update)
@@ -161,10 +177,10 @@ def heatmap_explorer(
 ) -> Any:
     """Position × dimension heatmap: live controls in a kernel, static sliders in the book.
 
-    Parameters are those of :func:`posenc_lib.figures.encoding_heatmap`.
+    Parameters are those of :func:`posenc_lib.viz.heatmap.encoding_heatmap`.
     """
     return explorer(
-        lambda: F.encoding_heatmap(seq_len, dim, base, scheme),
+        lambda: encoding_heatmap(seq_len, dim, base, scheme),
         lambda: heatmap_live(seq_len, dim, base, scheme),
     )
 
@@ -182,8 +198,8 @@ def spiral_live(
 ) -> LiveExplorer:
     """The live spiral UI: base, dimension, length and clock position."""
     fixed = None if pairs is None else list(pairs)
-    fig = F.rope_spiral(dim, base, seq_len, fixed, position=position, sliders=False)
-    n_pairs = len(F._check_pairs(fixed, dim))
+    fig = rope_spiral(dim, base, seq_len, fixed, position=position, sliders=False)
+    n_pairs = len(_check_pairs(fixed, dim))
     lo_dim = 2 * (max(fixed) + 1) if fixed else max(8, 2 * n_pairs)
     controls = {
         "base": _base_slider(base),
@@ -197,11 +213,11 @@ def spiral_live(
         dim_ = _even_value(v["dim"])
         ui.controls["position"].max = v["seq_len"] - 1
         pos = min(ui.controls["position"].value, v["seq_len"] - 1)
-        chosen = fixed if fixed is not None else F.default_pairs(dim_, n_pairs)
+        chosen = fixed if fixed is not None else default_pairs(dim_, n_pairs)
         if len(chosen) != n_pairs:  # small d: fewer distinct pairs; repeat the last one
             chosen = (chosen + chosen[-1:] * n_pairs)[:n_pairs]
-        state = F._spiral_state(dim_, v["base"], v["seq_len"], chosen, pos)
-        F._apply_state(ui.figure, state)
+        state = _spiral_state(dim_, v["base"], v["seq_len"], chosen, pos)
+        _apply_state(ui.figure, state)
         for trace, i in zip(ui.figure.data[:n_pairs], chosen, strict=True):
             trace.name = f"pair i = {i}"
         ui.figure.layout.annotations[1].text = f"all {dim_ // 2} pairs at position m = {pos}"
@@ -217,9 +233,9 @@ def spiral_explorer(
     *,
     position: int = 10,
 ) -> Any:
-    """RoPE pairs as helices plus clock hands; see :func:`posenc_lib.figures.rope_spiral`."""
+    """RoPE pairs as helices plus clock hands; see :func:`posenc_lib.viz.spiral.rope_spiral`."""
     return explorer(
-        lambda: F.rope_spiral(dim, base, seq_len, pairs, position=position),
+        lambda: rope_spiral(dim, base, seq_len, pairs, position=position),
         lambda: spiral_live(dim, base, seq_len, pairs, position=position),
     )
 
@@ -229,7 +245,7 @@ def spiral_explorer(
 
 def decay_live(dim: int = 128, base: float = 10000.0, max_distance: int = 256) -> LiveExplorer:
     """The live decay UI: base, dimension and distance range."""
-    fig = F.decay_curves(dim, base, max_distance, sliders=False)
+    fig = decay_curves(dim, base, max_distance, sliders=False)
     controls = {
         "base": _base_slider(base),
         "dim": _int_slider(dim, 16, 512, "dimension d", 2),
@@ -239,7 +255,7 @@ def decay_live(dim: int = 128, base: float = 10000.0, max_distance: int = 256) -
     def update(ui: LiveExplorer) -> None:
         v = ui.values
         dim_ = _even_value(v["dim"])
-        F._apply_state(ui.figure, F._decay_state(dim_, v["base"], v["max_distance"]))
+        _apply_state(ui.figure, _decay_state(dim_, v["base"], v["max_distance"]))
         for trace in ui.figure.data:
             trace.hovertemplate = (
                 trace.hovertemplate.split("<extra>")[0] + f"<extra>d = {dim_}</extra>"
@@ -249,9 +265,9 @@ def decay_live(dim: int = 128, base: float = 10000.0, max_distance: int = 256) -
 
 
 def decay_explorer(dim: int = 128, base: float = 10000.0, max_distance: int = 256) -> Any:
-    """Long-term decay curves; see :func:`posenc_lib.figures.decay_curves`."""
+    """Long-term decay curves; see :func:`posenc_lib.viz.decay.decay_curves`."""
     return explorer(
-        lambda: F.decay_curves(dim, base, max_distance), lambda: decay_live(dim, base, max_distance)
+        lambda: decay_curves(dim, base, max_distance), lambda: decay_live(dim, base, max_distance)
     )
 
 
@@ -260,7 +276,7 @@ def decay_explorer(dim: int = 128, base: float = 10000.0, max_distance: int = 25
 
 def euler_live(theta: float = 1.0, n_terms: int = 6) -> LiveExplorer:
     """The live unit-circle UI: angle and number of Taylor terms."""
-    fig = F.unit_circle(theta, n_terms, sliders=False)
+    fig = unit_circle(theta, n_terms, sliders=False)
     controls = {
         "theta": _float_slider(theta, -2 * math.pi, 2 * math.pi, "θ (rad)"),
         "n_terms": _int_slider(n_terms, 1, 30, "terms n"),
@@ -268,7 +284,7 @@ def euler_live(theta: float = 1.0, n_terms: int = 6) -> LiveExplorer:
 
     def update(ui: LiveExplorer) -> None:
         v = ui.values
-        point, path = F._euler_state(v["theta"], v["n_terms"])
+        point, path = _euler_state(v["theta"], v["n_terms"])
         ui.figure.data[1].update(point)
         ui.figure.data[2].update(path, customdata=list(range(v["n_terms"] + 1)))
 
@@ -276,8 +292,8 @@ def euler_live(theta: float = 1.0, n_terms: int = 6) -> LiveExplorer:
 
 
 def euler_explorer(theta: float = 1.0, n_terms: int = 6) -> Any:
-    """``e^{iθ}`` and its Taylor partial sums; see :func:`posenc_lib.figures.unit_circle`."""
-    return explorer(lambda: F.unit_circle(theta, n_terms), lambda: euler_live(theta, n_terms))
+    """``e^{iθ}`` and its Taylor partial sums; see :func:`posenc_lib.viz.euler.unit_circle`."""
+    return explorer(lambda: unit_circle(theta, n_terms), lambda: euler_live(theta, n_terms))
 
 
 # --- ALiBi ---------------------------------------------------------------------------------------
@@ -285,7 +301,7 @@ def euler_explorer(theta: float = 1.0, n_terms: int = 6) -> Any:
 
 def alibi_live(n_heads: int = 8, seq_len: int = 32, *, head: int = 0) -> LiveExplorer:
     """The live ALiBi UI: number of heads, length, and which head."""
-    fig = F.alibi_heatmaps(n_heads, seq_len, head=head, sliders=False)
+    fig = alibi_heatmaps(n_heads, seq_len, head=head, sliders=False)
     controls = {
         "n_heads": _int_slider(n_heads, 1, 64, "heads"),
         "seq_len": _int_slider(seq_len, 4, 256, "positions L"),
@@ -296,7 +312,7 @@ def alibi_live(n_heads: int = 8, seq_len: int = 32, *, head: int = 0) -> LiveExp
         v = ui.values
         ui.controls["head"].max = v["n_heads"] - 1
         head_ = min(ui.controls["head"].value, v["n_heads"] - 1)
-        F._apply_state(ui.figure, F._alibi_state(v["n_heads"], v["seq_len"], head_))
+        _apply_state(ui.figure, _alibi_state(v["n_heads"], v["seq_len"], head_))
         ui.figure.layout.title.text = (
             f"ALiBi with {v['n_heads']} heads: slopes m_h form a geometric sequence"
         )
@@ -305,9 +321,9 @@ def alibi_live(n_heads: int = 8, seq_len: int = 32, *, head: int = 0) -> LiveExp
 
 
 def alibi_explorer(n_heads: int = 8, seq_len: int = 32, *, head: int = 0) -> Any:
-    """ALiBi bias and attention per head; see :func:`posenc_lib.figures.alibi_heatmaps`."""
+    """ALiBi bias and attention per head; see :func:`posenc_lib.viz.alibi.alibi_heatmaps`."""
     return explorer(
-        lambda: F.alibi_heatmaps(n_heads, seq_len, head=head),
+        lambda: alibi_heatmaps(n_heads, seq_len, head=head),
         lambda: alibi_live(n_heads, seq_len, head=head),
     )
 
@@ -316,7 +332,7 @@ def alibi_explorer(n_heads: int = 8, seq_len: int = 32, *, head: int = 0) -> Any
 
 
 def _config_html(config: dict[str, Any]) -> str:
-    lines = F.format_hf_config(config).replace("&", "&amp;").replace("<", "&lt;")
+    lines = format_hf_config(config).replace("&", "&amp;").replace("<", "&lt;")
     return f"<b>Hugging Face config.json</b><pre style='margin:4px 0'>{lines}</pre>"
 
 
@@ -328,10 +344,10 @@ def calculator_live(
     factor: float = 1.0,
 ) -> LiveExplorer:
     """The live RoPE calculator: spectrum plus the matching Hugging Face config lines."""
-    fig = F.wavelength_spectrum(dim, base, train_len, method, factor, sliders=False)
+    fig = wavelength_spectrum(dim, base, train_len, method, factor, sliders=False)
     controls = {
         "method": W.Dropdown(
-            options=[(F._METHOD_LABEL[m], m) for m in F.METHODS],
+            options=[(_METHOD_LABEL[m], m) for m in METHODS],
             value=method,
             description="method",
             style=_STYLE,
@@ -367,24 +383,24 @@ def calculator_live(
     def update(ui: LiveExplorer) -> None:
         v = ui.values
         dim_ = _even_value(v["dim"])
-        state = F._spectrum_state(
+        state = _spectrum_state(
             dim_, v["base"], v["train_len"], v["factor"], [v["method"]], 500000.0
         )
         fig_ = ui.figure
-        fig_.data[0].update(state[0], name=f"plain RoPE, b = {F._fmt(v['base'])}")
+        fig_.data[0].update(state[0], name=f"plain RoPE, b = {_fmt(v['base'])}")
         fig_.data[1].update(state[1])
         fig_.data[2].update(
             x=[-0.5, dim_ // 2 - 0.5],
             y=[v["train_len"]] * 2,
-            name=f"training context L_train = {F._fmt(v['train_len'])}",
+            name=f"training context L_train = {_fmt(v['train_len'])}",
         )
         fig_.data[3].update(state[2])
         ui.text.value = _config_html(
-            F.hf_rope_config(v["method"], v["factor"], v["train_len"], v["base"], dim_)
+            hf_rope_config(v["method"], v["factor"], v["train_len"], v["base"], dim_)
         )
 
     ui = LiveExplorer(fig, controls, update)
-    ui.text.value = _config_html(F.hf_rope_config(method, factor, train_len, base, dim))
+    ui.text.value = _config_html(hf_rope_config(method, factor, train_len, base, dim))
     return ui
 
 
@@ -397,11 +413,11 @@ def rope_calculator(
 ) -> Any:
     """Which pairs a context-extension method interpolates; prints the HF ``rope_scaling``.
 
-    See :func:`posenc_lib.figures.wavelength_spectrum`; the static figure names the config of
+    See :func:`posenc_lib.viz.spectrum.wavelength_spectrum`; the static figure names the config of
     each method in its legend.
     """
     return explorer(
-        lambda: F.wavelength_spectrum(dim, base, train_len, method, factor),
+        lambda: wavelength_spectrum(dim, base, train_len, method, factor),
         lambda: calculator_live(dim, base, train_len, method, factor),
     )
 
@@ -411,19 +427,19 @@ def rope_calculator(
 
 def rotation_live(theta: float = 0.5, z: complex = 1 + 0.5j) -> LiveExplorer:
     """The live rotation UI: the angle θ."""
-    fig = F.rotation_figure(theta, z, sliders=False)
+    fig = rotation_figure(theta, z, sliders=False)
     controls = {"theta": _float_slider(theta, -2 * math.pi, 2 * math.pi, "θ (rad)")}
 
     def update(ui: LiveExplorer) -> None:
-        state = F._rotation_state(ui.values["theta"], complex(z))
-        F._apply_state(ui.figure, [{}, {}, *state])
+        state = _rotation_state(ui.values["theta"], complex(z))
+        _apply_state(ui.figure, [{}, {}, *state])
 
     return LiveExplorer(fig, controls, update)
 
 
 def rotation_explorer(theta: float = 0.5, z: complex = 1 + 0.5j) -> Any:
-    """``z`` and ``z·e^{iθ}``; see :func:`posenc_lib.figures.rotation_figure`."""
-    return explorer(lambda: F.rotation_figure(theta, z), lambda: rotation_live(theta, z))
+    """``z`` and ``z·e^{iθ}``; see :func:`posenc_lib.viz.euler.rotation_figure`."""
+    return explorer(lambda: rotation_figure(theta, z), lambda: rotation_live(theta, z))
 
 
 def offset_live(
@@ -437,7 +453,7 @@ def offset_live(
     max_offset: int = 64,
 ) -> LiveExplorer:
     """The live shift UI: the shift t, dimension and base."""
-    fig = F.rope_offset_figure(
+    fig = rope_offset_figure(
         dim, base, offset, seed, m=m, n=n, max_offset=max_offset, sliders=False
     )
     controls = {
@@ -448,10 +464,10 @@ def offset_live(
 
     def update(ui: LiveExplorer) -> None:
         v = ui.values
-        state = F._offset_state(
+        state = _offset_state(
             _even_value(v["dim"]), v["base"], v["offset"], seed, m, n, max_offset
         )
-        F._apply_state(ui.figure, state)
+        _apply_state(ui.figure, state)
 
     return LiveExplorer(fig, controls, update)
 
@@ -466,22 +482,22 @@ def offset_explorer(
     n: int = 7,
     max_offset: int = 64,
 ) -> Any:
-    """RoPE scores under a shared shift; see :func:`posenc_lib.figures.rope_offset_figure`."""
+    """RoPE scores under a shared shift; see :func:`posenc_lib.viz.offset.rope_offset_figure`."""
     kw = {"m": m, "n": n, "max_offset": max_offset}
     return explorer(
-        lambda: F.rope_offset_figure(dim, base, offset, seed, **kw),
+        lambda: rope_offset_figure(dim, base, offset, seed, **kw),
         lambda: offset_live(dim, base, offset, seed, **kw),
     )
 
 
 def convention_live(dim: int = 16) -> LiveExplorer:
     """The live pairing UI: the dimension."""
-    fig = F.convention_pairs_figure(dim, sliders=False)
+    fig = convention_pairs_figure(dim, sliders=False)
     controls = {"dim": _int_slider(dim, 2, 64, "dimension d", 2)}
 
     def update(ui: LiveExplorer) -> None:
         dim_ = _even_value(ui.values["dim"])
-        F._apply_state(ui.figure, F._convention_state(dim_))
+        _apply_state(ui.figure, _convention_state(dim_))
         ui.figure.layout.title.text = (
             f"Two ways to pair features (d = {dim_}); lines: the permutation between them"
         )
@@ -490,5 +506,8 @@ def convention_live(dim: int = 16) -> LiveExplorer:
 
 
 def convention_explorer(dim: int = 16) -> Any:
-    """Interleaved vs half pairing; see :func:`posenc_lib.figures.convention_pairs_figure`."""
-    return explorer(lambda: F.convention_pairs_figure(dim), lambda: convention_live(dim))
+    """Interleaved vs half pairing.
+
+    See :func:`posenc_lib.viz.conventions.convention_pairs_figure`.
+    """
+    return explorer(lambda: convention_pairs_figure(dim), lambda: convention_live(dim))

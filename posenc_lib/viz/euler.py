@@ -1,0 +1,267 @@
+"""Euler's formula drawn: ``e^{iθ}`` with its Taylor partial sums, and rotation by ``e^{iθ}``.
+
+The numbers come from the core module :mod:`posenc_lib.euler`, which this one only draws.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..euler import euler_partial_sums, rotate_complex
+from ._checks import _bool, _int, _lists, _np, _real
+from ._style import COLORWAY, GRID, MUTED, _slider, _style, _with
+
+__all__ = [
+    "rotation_figure",
+    "unit_circle",
+]
+
+
+_THETA_GRID = tuple(np.round(np.linspace(0.0, 2 * np.pi, 25), 4).tolist())
+_TERMS_GRID = tuple(range(1, 21))
+
+
+def _euler_path(theta: float, n_terms: int) -> dict[str, Any]:
+    sums = _np(euler_partial_sums(theta, n_terms))
+    path = np.concatenate(([0.0 + 0.0j], sums))  # 0 → S_1 → … → S_n, one term per segment
+    target = complex(_np(rotate_complex(1.0, theta)).item())
+    err = abs(sums[-1] - target)
+    return {
+        "x": path.real,
+        "y": path.imag,
+        "name": f"partial sum with {n_terms} term{'s' * (n_terms > 1)}: |S − e^(iθ)| = {err:.2g}",
+    }
+
+
+def _euler_point(theta: float) -> dict[str, Any]:
+    target = complex(_np(rotate_complex(1.0, theta)).item())
+    return {"x": [0.0, target.real], "y": [0.0, target.imag]}
+
+
+def _euler_state(theta: float, n_terms: int) -> list[dict[str, Any]]:
+    return [_euler_point(theta), _euler_path(theta, n_terms)]
+
+
+def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -> go.Figure:
+    """``e^{iθ} = cos θ + i sin θ`` on the unit circle, and the Taylor partial sums reaching it.
+
+    Parameters
+    ----------
+    theta : float
+        The angle θ in radians (−100 … 100).
+    n_terms : int
+        Terms of ``Σ (iθ)^k / k!`` summed (1 … 200).
+    sliders : bool
+        Add a θ slider (0 … 2π in steps of π/12) and a slider over the number of terms (1 … 20).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The circle, the vector ``e^{iθ}``, and the partial-sum path ``0 → S_1 → … → S_n``
+        (one path trace per term count when ``sliders``).
+    """
+    theta = _real(theta, "theta", -100.0, 100.0)
+    n_terms = _int(n_terms, "n_terms", 1, 200)
+    sliders = _bool(sliders, "sliders")
+    phi = np.linspace(0, 2 * np.pi, 181)  # the outline only; no number of the lesson comes from it
+    fig = go.Figure(
+        go.Scatter(
+            x=np.cos(phi).round(4),
+            y=np.sin(phi).round(4),
+            mode="lines",
+            line={"color": MUTED, "width": 1},
+            hoverinfo="skip",
+            name="unit circle |z| = 1",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            **_euler_point(theta),
+            mode="lines+markers",
+            name="e^(iθ) = cos θ + i sin θ",
+            line={"color": COLORWAY[5], "width": 3},
+            marker={"size": [0, 11], "color": COLORWAY[5]},
+            hovertemplate="e^(iθ) = %{x:.4f} + %{y:.4f} i<extra></extra>",
+        )
+    )
+    terms = _with(_TERMS_GRID, n_terms) if sliders else [n_terms]
+    terms = [int(t) for t in terms]
+    thetas = _with(_THETA_GRID, theta) if sliders else [theta]
+    for t in terms:
+        fig.add_trace(
+            go.Scatter(
+                **_euler_path(theta, t),
+                mode="lines+markers",
+                visible=t == n_terms,
+                line={"color": COLORWAY[0], "width": 2},
+                marker={"size": 6},
+                customdata=np.arange(t + 1),
+                hovertemplate="S_%{customdata} = %{x:.4f} + %{y:.4f} i<extra></extra>",
+            )
+        )
+    lim = 2.6
+    fig.update_layout(
+        xaxis={"title": {"text": "real part"}, "range": [-lim, lim], "zeroline": True},
+        yaxis={"title": {"text": "imaginary part"}, "range": [-lim, lim], "scaleanchor": "x"},
+        legend={"orientation": "h", "x": 0.0, "y": -0.15, "yanchor": "top"},
+    )
+    title = "e^(iθ) on the unit circle, and the Taylor partial sums Σ_{k<n} (iθ)^k / k!"
+    if not sliders:
+        return _style(fig, title, height=560)
+    paths = list(range(2, len(fig.data)))
+    theta_steps = []
+    for th in thetas:
+        ps = [_euler_path(th, t) for t in terms]
+        theta_steps.append(
+            {
+                "method": "restyle",
+                "label": f"{th:.2f}",
+                "args": [
+                    {
+                        "x": [_lists(_euler_point(th)["x"], 4)] + [_lists(p["x"], 4) for p in ps],
+                        "y": [_lists(_euler_point(th)["y"], 4)] + [_lists(p["y"], 4) for p in ps],
+                        "name": ["e^(iθ) = cos θ + i sin θ"] + [p["name"] for p in ps],
+                    },
+                    [1, *paths],
+                ],
+            }
+        )
+    term_steps = [
+        {
+            "method": "restyle",
+            "label": str(t),
+            "args": [{"visible": [tt == t for tt in terms]}, paths],
+        }
+        for t in terms
+    ]
+    fig.update_layout(
+        sliders=[
+            _slider(theta_steps, thetas.index(theta), "θ (rad) = ", y=-0.26, pad_t=10),
+            _slider(term_steps, terms.index(n_terms), "terms n = ", y=-0.42, pad_t=10),
+        ],
+        margin={"b": 230},
+    )
+    return _style(fig, title, height=720)
+
+
+def _rotation_state(theta: float, z: complex) -> list[dict[str, Any]]:
+    w = complex(_np(rotate_complex(z, theta)).item())
+    r = 0.35 * abs(z)
+    # The arc is geometry only: it marks the angle from arg z to arg z + θ.
+    a = np.linspace(np.angle(z), np.angle(z) + theta, 40)
+    return [
+        {
+            "x": [0.0, w.real],
+            "y": [0.0, w.imag],
+            "hovertemplate": (
+                f"z·e^(iθ) = {w.real:.3f} + {w.imag:.3f} i" f"<extra>θ = {theta:.3f}</extra>"
+            ),
+        },
+        {"x": r * np.cos(a), "y": r * np.sin(a)},
+    ]
+
+
+def rotation_figure(
+    theta: float = 0.5, z: complex = 1 + 0.5j, *, sliders: bool = True
+) -> go.Figure:
+    """A vector ``z`` and ``z·e^{iθ}`` in the complex plane: multiplying by ``e^{iθ}`` rotates by θ.
+
+    Parameters
+    ----------
+    theta : float
+        Rotation angle in radians (−10π … 10π).
+    z : complex
+        The vector to rotate (non-zero, modulus at most 100).
+    sliders : bool
+        Add a θ slider (0 … 2π in steps of π/12).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: unit circle, ``z``, ``z·e^{iθ}``, the angle arc.
+    """
+    theta = _real(theta, "theta", -10 * math.pi, 10 * math.pi)
+    if isinstance(z, bool) or not isinstance(z, numbers.Complex):
+        raise TypeError(f"z must be a complex number, got {z!r} ({type(z).__name__})")
+    z = complex(z)
+    if not (math.isfinite(z.real) and math.isfinite(z.imag)) or z == 0 or abs(z) > 100:
+        raise ValueError(f"z must be finite, non-zero and |z| <= 100, got {z}")
+    sliders = _bool(sliders, "sliders")
+    phi = np.linspace(0, 2 * np.pi, 121)
+    lim = 1.25 * max(abs(z), 1.0)
+    fig = go.Figure(
+        go.Scatter(
+            x=(abs(z) * np.cos(phi)).round(4),
+            y=(abs(z) * np.sin(phi)).round(4),
+            mode="lines",
+            line={"color": GRID},
+            hoverinfo="skip",
+            name=f"circle |w| = |z| = {abs(z):.3g}",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[0.0, z.real],
+            y=[0.0, z.imag],
+            mode="lines+markers",
+            name="z",
+            line={"color": COLORWAY[0], "width": 3},
+            marker={"size": [0, 11]},
+            hovertemplate=f"z = {z.real:.3f} + {z.imag:.3f} i<extra></extra>",
+        )
+    )
+    state = _rotation_state(theta, z)
+    fig.add_trace(
+        go.Scatter(
+            **state[0],
+            mode="lines+markers",
+            name="z·e^(iθ)",
+            line={"color": COLORWAY[5], "width": 3},
+            marker={"size": [0, 11]},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            **state[1],
+            mode="lines",
+            name="angle θ",
+            line={"color": MUTED, "dash": "dot"},
+            hoverinfo="skip",
+        )
+    )
+    fig.update_layout(
+        xaxis={"title": {"text": "real part"}, "range": [-lim, lim]},
+        yaxis={"title": {"text": "imaginary part"}, "range": [-lim, lim], "scaleanchor": "x"},
+        legend={"orientation": "h", "x": 0.0, "y": -0.15, "yanchor": "top"},
+    )
+    title = "Multiplying by e^(iθ) rotates z by θ and keeps its length"
+    if not sliders:
+        return _style(fig, title, height=520)
+    thetas = _with(_THETA_GRID, theta)
+    steps = []
+    for th in thetas:
+        st = _rotation_state(th, z)
+        steps.append(
+            {
+                "method": "restyle",
+                "label": f"{th:.2f}",
+                "args": [
+                    {
+                        "x": [_lists(s["x"], 4) for s in st],
+                        "y": [_lists(s["y"], 4) for s in st],
+                        "hovertemplate": [st[0]["hovertemplate"], None],
+                    },
+                    [2, 3],
+                ],
+            }
+        )
+    fig.update_layout(
+        sliders=[_slider(steps, thetas.index(theta), "θ (rad) = ", y=-0.26, pad_t=10)],
+        margin={"b": 150},
+    )
+    return _style(fig, title, height=600)
