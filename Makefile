@@ -23,7 +23,16 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 
+# jupyter-cache keys a chapter by its own code only: when posenc_lib changes, drop the cache so
+# that every chapter re-runs against the new library instead of showing stale outputs.
+LIB_HASH = $(shell cat posenc_lib/*.py posenc_lib/*/*.py requirements.txt | sha256sum | cut -c1-16)
+CACHE := _build/.jupyter_cache
+
 book: $(STAMP)  ## build the HTML book into _build/html (executed notebooks are cached)
+	@mkdir -p _build
+	@if [ "$$(cat _build/.lib-hash 2>/dev/null)" != "$(LIB_HASH)" ]; then \
+	  rm -rf $(CACHE) _build/.doctrees; echo "$(LIB_HASH)" > _build/.lib-hash; \
+	  echo "posenc_lib changed: every chapter will be re-executed"; fi
 	POSENC_STATIC=1 $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "Open $(HTML)/index.html, or run: make serve"
 

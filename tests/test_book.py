@@ -69,3 +69,19 @@ def test_launch_buttons_open_the_paired_notebook() -> None:
     html = (HTML / "chapters" / "preface.html").read_text(encoding="utf-8")
     assert re.search(r"colab\.research\.google\.com/github/[^\"']+/chapters/preface\.ipynb", html)
     assert re.search(r"mybinder\.org/v2/gh/[^\"']+chapters/preface\.ipynb", html)
+
+
+def test_every_executed_chapter_is_in_the_execution_cache() -> None:
+    # A re-build with nothing changed reuses these instead of executing the chapters again.
+    import sys
+
+    from jupyter_cache import get_cache
+
+    sys.path.insert(0, str(HTML.parent.parent / "scripts"))
+    import chapters
+
+    cache = get_cache(HTML.parent / ".jupyter_cache")
+    by_path = {Path(r.uri).resolve(): r for r in cache.list_project_records()}
+    for md in chapters.notebook_chapters():
+        assert md in by_path, f"{md.name} was never registered for execution"
+        assert cache.get_cached_project_nb(by_path[md].pk) is not None, f"{md.name}: no cached run"
