@@ -165,11 +165,16 @@ def rope_spiral(
             "yaxis": {"title": {"text": "sin mθ_i"}, "range": [-1.1, 1.1]},
             "zaxis": {"title": {"text": "position m"}},
             "aspectmode": "manual",
-            "aspectratio": {"x": 1, "y": 1, "z": 1.6},
+            "aspectratio": {"x": 1, "y": 1, "z": 1.4},
+            # Far enough back that the axis titles and ticks fit inside the scene.
+            "camera": {
+                "eye": {"x": 1.9, "y": 1.9, "z": 0.8},
+                "center": {"x": 0, "y": 0, "z": -0.1},
+            },
         },
         xaxis={"title": {"text": "cos mθ_i (scaled by hand length)"}, "range": [-1.1, 1.1]},
         yaxis={"title": {"text": "sin mθ_i"}, "range": [-1.1, 1.1], "scaleanchor": "x"},
-        legend={"x": 0.0, "y": 1.0},
+        legend={"orientation": "h", "x": 0.0, "y": -0.02, "xanchor": "left", "yanchor": "top"},
     )
     if sliders:
         bases = _with(BASE_GRID, base)
@@ -184,7 +189,7 @@ def rope_spiral(
             }
             steps.append({"method": "restyle", "label": _fmt(b), "args": [args, list(range(n))]})
         fig.update_layout(
-            sliders=[_slider(steps, bases.index(base), "base b = ")], margin={"b": 110}
+            sliders=[_slider(steps, bases.index(base), "base b = ", y=-0.14)], margin={"b": 150}
         )
     return _style(
         fig,
