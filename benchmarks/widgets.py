@@ -98,6 +98,14 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
         {},
         ("dim", 62, 64),
     ),
+    (
+        "permutation_explorer",
+        Wd.permutation_live,
+        F.permutation_figure,
+        ("order", 0, 5),
+        {},
+        ("base", 10.0, 1e6),
+    ),
 ]
 
 

@@ -4,7 +4,8 @@ The builders live in :mod:`posenc_lib.viz`, one module per figure family
 (:mod:`~posenc_lib.viz.heatmap`, :mod:`~posenc_lib.viz.spiral`, :mod:`~posenc_lib.viz.decay`,
 :mod:`~posenc_lib.viz.euler`, :mod:`~posenc_lib.viz.alibi`, :mod:`~posenc_lib.viz.spectrum`,
 :mod:`~posenc_lib.viz.attention`, :mod:`~posenc_lib.viz.offset`,
-:mod:`~posenc_lib.viz.conventions`). This module only re-exports them, so that
+:mod:`~posenc_lib.viz.conventions`, :mod:`~posenc_lib.viz.permutation`). This module only
+re-exports them, so that
 ``from posenc_lib.figures import encoding_heatmap`` and ``posenc_lib.figures.encoding_heatmap``
 keep working. It re-exports every name it defined before the split: the builders and constants of
 ``__all__`` (unchanged, for ``import *``), the other public helpers (``heatmap_static_rows``,
@@ -92,6 +93,7 @@ from .viz.offset import (  # noqa: F401 (re-exported)
     _offset_vectors,
     rope_offset_figure,
 )
+from .viz.permutation import permutation_figure, sentence_orderings
 from .viz.spectrum import (  # noqa: F401 (re-exported)
     _METHOD_LABEL,
     FACTOR_GRID,
@@ -123,10 +125,12 @@ __all__ = [
     "decay_curves",
     "encoding_heatmap",
     "hf_rope_config",
+    "permutation_figure",
     "rope_offset_figure",
     "rope_spiral",
     "rotation_figure",
     "scaled_inv_freq",
+    "sentence_orderings",
     "unit_circle",
     "wavelength_spectrum",
 ]

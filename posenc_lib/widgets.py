@@ -25,6 +25,7 @@ from .viz.decay import _decay_state, decay_curves
 from .viz.euler import _euler_state, _rotation_state, rotation_figure, unit_circle
 from .viz.heatmap import SCHEMES, _heatmap_state, encoding_heatmap
 from .viz.offset import _offset_state, rope_offset_figure
+from .viz.permutation import _permutation_state, permutation_figure, sentence_orderings
 from .viz.spectrum import (
     _METHOD_LABEL,
     METHODS,
@@ -43,6 +44,7 @@ __all__ = [
     "euler_explorer",
     "heatmap_explorer",
     "offset_explorer",
+    "permutation_explorer",
     "rope_calculator",
     "rotation_explorer",
     "spiral_explorer",
@@ -511,3 +513,43 @@ def convention_explorer(dim: int = 16) -> Any:
     See :func:`posenc_lib.viz.conventions.convention_pairs_figure`.
     """
     return explorer(lambda: convention_pairs_figure(dim), lambda: convention_live(dim))
+
+
+# --- permutation ---------------------------------------------------------------------------------
+
+
+def permutation_live(
+    sentence: str = "我爱你", dim: int = 16, seed: int = 0, *, base: float = 10000.0
+) -> LiveExplorer:
+    """The live shuffle UI: the ordering of the sentence and the encoding's base."""
+    orders = sentence_orderings(sentence)
+    fig = permutation_figure(sentence, dim, seed, base=base, sliders=False)
+    labels = ["".join(sentence[i] for i in order) for order in orders]
+    controls = {
+        "order": W.Dropdown(
+            options=list(zip(labels, range(len(orders)), strict=True)),
+            value=0,
+            description="ordering",
+            style=_STYLE,
+        ),
+        "base": _base_slider(base),
+    }
+
+    def update(ui: LiveExplorer) -> None:
+        v = ui.values
+        traces, layout = _permutation_state(sentence, orders[v["order"]], dim, seed, v["base"])
+        _apply_state(ui.figure, traces)
+        title = layout.pop("title.text")
+        ui.figure.update_layout(layout, title={"text": title})
+
+    return LiveExplorer(fig, controls, update)
+
+
+def permutation_explorer(
+    sentence: str = "我爱你", dim: int = 16, seed: int = 0, *, base: float = 10000.0
+) -> Any:
+    """Shuffle a sentence; see :func:`posenc_lib.viz.permutation.permutation_figure`."""
+    return explorer(
+        lambda: permutation_figure(sentence, dim, seed, base=base),
+        lambda: permutation_live(sentence, dim, seed, base=base),
+    )

@@ -20,6 +20,7 @@ EXPLORERS = [
     (Wd.rotation_explorer, Wd.rotation_live),
     (Wd.offset_explorer, Wd.offset_live),
     (Wd.convention_explorer, Wd.convention_live),
+    (Wd.permutation_explorer, Wd.permutation_live),
 ]
 
 
