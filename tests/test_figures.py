@@ -54,6 +54,30 @@ def test_heatmap_other_schemes_use_their_tables(scheme: str) -> None:
     np.testing.assert_array_equal(fig.data[0].z, table.numpy())
 
 
+@pytest.mark.parametrize("scheme", ["integer", "normalized", "binary"])
+def test_naive_schemes_get_a_static_length_slider(scheme: str) -> None:
+    from posenc_lib import binary_encoding, integer_encoding, normalized_encoding
+
+    build = {
+        "integer": integer_encoding,
+        "normalized": normalized_encoding,
+        "binary": binary_encoding,
+    }[scheme]
+    fig = F.encoding_heatmap(64, 16, scheme=scheme)
+    (slider,) = fig.layout.sliders
+    lengths = [int(step.label) for step in slider.steps]
+    assert lengths[slider.active] == 64 and 1024 in lengths
+    for step, length in zip(slider.steps, lengths, strict=True):
+        rows = F.heatmap_static_rows(length)
+        z = np.asarray(step.args[0]["z"][0], dtype=float)
+        np.testing.assert_allclose(z, build(length, 16).numpy()[rows], atol=5e-5)
+        np.testing.assert_array_equal(step.args[0]["y"][0], rows)
+        if scheme == "integer":  # the colour scale follows the unbounded values
+            assert step.args[0]["zmax"][0] == length - 1
+        if scheme == "normalized" and length > 2:  # the same offset shrinks as L grows
+            assert z[1, 0] - z[0, 0] == pytest.approx(rows[1] / (length - 1), abs=5e-5)
+
+
 def test_heatmap_every_static_step_holds_the_sampled_table() -> None:
     fig = F.encoding_heatmap()  # seq_len 128, dim 128, base 10 000
     rows = F.heatmap_static_rows(128)

@@ -35,6 +35,10 @@ SCHEMES = ("sinusoidal", "integer", "normalized", "binary")
 # Static heatmaps show at most this many rows and (sin, cos) pairs per slider step.
 _MAX_ROWS = 64
 _MAX_PAIRS = 32
+# The naive schemes' static figure: a slider over the sequence length L, the knob they depend on
+# (integer: the values grow with L; normalised: the step 1/(L − 1) shrinks; binary: more bits).
+LENGTH_GRID = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096)
+_MAX_NAIVE_COLUMNS = 32
 
 
 def _encoding_table(scheme: str, seq_len: int, dim: int, base: float) -> np.ndarray:
@@ -155,11 +159,13 @@ def encoding_heatmap(
         "yaxis": {"title": {"text": "position p"}, "autorange": "reversed"},
     }
     colorbar = {"title": {"text": "PE" if scheme == "sinusoidal" else "value"}, "thickness": 14}
-    if not (sliders and scheme == "sinusoidal"):
+    if not sliders:
         (props,) = _heatmap_state(seq_len, dim, base, scheme)
         fig.add_trace(go.Heatmap(**props, colorbar=colorbar))
         fig.update_layout(**layout)
         return _style(fig, title)
+    if scheme != "sinusoidal":
+        return _naive_heatmap_with_length_slider(fig, seq_len, dim, scheme, title, colorbar, layout)
 
     rows = heatmap_static_rows(seq_len)
     dims = [int(d) for d in _with(DIM_GRID, dim) if d <= 4096]
@@ -239,3 +245,55 @@ def _heatmap_xtitle(dim: int, shown_pairs: int) -> str:
     if shown_pairs == dim // 2:
         return f"dimension index (d = {dim})"
     return f"dimension index (d = {dim}; {shown_pairs} of {dim // 2} pairs shown)"
+
+
+def _naive_heatmap_with_length_slider(
+    fig: go.Figure,
+    seq_len: int,
+    dim: int,
+    scheme: str,
+    title: str,
+    colorbar: dict[str, Any],
+    layout: dict[str, Any],
+) -> go.Figure:
+    """Integer, normalised or binary table with a static slider over the sequence length."""
+    columns = np.arange(min(dim, _MAX_NAIVE_COLUMNS))
+    lengths = [
+        int(L) for L in _with(LENGTH_GRID, seq_len) if scheme != "binary" or L <= 2**dim
+    ]
+
+    def state(length: int) -> dict[str, Any]:
+        rows = heatmap_static_rows(length)
+        z = _encoding_table(scheme, length, dim, 1.0)[rows][:, columns]  # (rows, columns)
+        return {"z": z, "y": rows, **_heatmap_colors(scheme, length)}
+
+    first = state(seq_len)
+    fig.add_trace(
+        go.Heatmap(
+            **first,
+            x=columns,
+            hovertemplate=_heatmap_hover(scheme, 1.0, dim),
+            colorbar=colorbar,
+        )
+    )
+    steps = []
+    for length in lengths:
+        st = state(length)
+        steps.append(
+            {
+                "method": "restyle",
+                "label": str(length),
+                "args": [
+                    {"z": [_lists(st["z"], 4)], "y": [st["y"].tolist()], "zmax": [st["zmax"]]},
+                    [0],
+                ],
+            }
+        )
+    shown = "" if len(columns) == dim else f"; first {len(columns)} of {dim} shown"
+    layout["xaxis"]["title"]["text"] = f"dimension index (d = {dim}{shown})"
+    fig.update_layout(
+        **layout,
+        sliders=[_slider(steps, lengths.index(seq_len), "sequence length L = ")],
+        margin={"b": 120},
+    )
+    return _style(fig, title, height=500)
