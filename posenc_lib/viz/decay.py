@@ -77,7 +77,7 @@ def decay_curves(
     sliders = _bool(sliders, "sliders")
     names = (
         "RoFormer upper bound (1/(d/2))·Σ_j |Σ_{i<j} e^{i·k·θ_i}|",
-        "sinusoidal PE(p)·PE(p+k) = Σ_i cos(k·ω_i)",
+        "sinusoidal PE(p)·PE(p+k) = Σ_i cos(k·θ_i)",
         f"mean ⟨RoPE(q, m), RoPE(q, m+k)⟩ over {n_samples} random unit q",
     )
     dashes = ("solid", "dash", "dot")
