@@ -41,6 +41,16 @@ def test_page_loads_nothing_from_the_internet(page: Path) -> None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_page_declares_an_icon_that_exists(page: Path) -> None:
+    # Without <link rel="icon">, browsers ask for /favicon.ico and log a 404 console error. (The
+    # browser test cannot see that request: Playwright skips favicons while it routes requests.)
+    html = page.read_text(encoding="utf-8")
+    match = re.search(r'<link rel="icon" href="([^"?]+)', html)
+    assert match, f"{page.name} declares no icon"
+    assert (page.parent / match.group(1)).resolve().is_file()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
 def test_page_stays_within_its_size_budget(page: Path) -> None:
     assert page.stat().st_size <= PAGE_BUDGET_BYTES, f"{page.name}: {page.stat().st_size} bytes"
 

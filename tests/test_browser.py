@@ -90,8 +90,11 @@ def _open(browser: object, base_url: str, page_path: Path) -> tuple[object, Page
     page.on("console", lambda m: m.type == "error" and visit.console_errors.append(m.text))
     page.on("pageerror", lambda e: visit.console_errors.append(f"uncaught: {e}"))
     page.on("requestfailed", lambda r: visit.failed_requests.append(r.url))
+    # A missing file (a 404, e.g. /favicon.ico) is a failed request too.
+    page.on("response", lambda r: r.status >= 400 and visit.failed_requests.append(r.url))
     url = f"{base_url}/{page_path.relative_to(HTML).as_posix()}"
     page.goto(url, wait_until="load")
+    page.wait_for_load_state("networkidle")  # late requests (icons, fonts) have been made
     return page, visit
 
 
