@@ -80,6 +80,11 @@ def pi_inv_freq(dim: int, base: float = 10000.0, factor: float = 1.0) -> torch.T
     return rope_inv_freq(dim, base) / factor
 
 
+def _ntk_base(base: float, factor: float, dim: int) -> float:
+    """NTK-aware base ``b·s^(d/(d−2))``: the slowest pair is interpolated by exactly ``s``."""
+    return base * factor ** (dim / (dim - 2))
+
+
 def ntk_inv_freq(dim: int, base: float = 10000.0, factor: float = 1.0) -> torch.Tensor:
     """NTK-aware scaling: RoPE with ``base' = base · factor^(d/(d−2))``.
 
@@ -103,7 +108,7 @@ def ntk_inv_freq(dim: int, base: float = 10000.0, factor: float = 1.0) -> torch.
     dim = check_dim(dim, minimum=4)
     base = check_base(base)
     factor = check_factor(factor)
-    return rope_inv_freq(dim, base * factor ** (dim / (dim - 2)))
+    return rope_inv_freq(dim, _ntk_base(base, factor, dim))
 
 
 def dynamic_ntk_inv_freq(
@@ -140,8 +145,9 @@ def dynamic_ntk_inv_freq(
     max_position = _check_max_position(max_position, "max_position")
     if seq_len <= max_position:
         return rope_inv_freq(dim, base)
+    # Effective factor: 1 at max_position, rising linearly to `factor` at factor·max_position.
     ratio = factor * seq_len / max_position - (factor - 1)
-    return rope_inv_freq(dim, base * ratio ** (dim / (dim - 2)))
+    return rope_inv_freq(dim, _ntk_base(base, ratio, dim))
 
 
 def yarn_correction_range(
