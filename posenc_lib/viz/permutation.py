@@ -17,7 +17,7 @@ from plotly.subplots import make_subplots
 
 from ..permutation import TinySelfAttention, ToyEmbedding
 from ..sinusoidal import sinusoidal_table
-from ._checks import _base, _bool, _int, _np
+from ._checks import _base, _bool, _even, _int, _np
 from ._style import SEQUENTIAL, _slider, _style
 
 __all__ = [
@@ -134,9 +134,7 @@ def permutation_figure(
         Two heatmaps, ``(seq, seq)`` each.
     """
     orders = sentence_orderings(sentence)
-    dim = _int(dim, "dim", 2, 512)
-    if dim % 2:
-        raise ValueError(f"dim must be an even integer, got {dim}")
+    dim = _even(dim, "dim", 2, 512)
     seed = _int(seed, "seed", 0)
     order_index = _int(order_index, "order_index", 0, len(orders) - 1)
     base = _base(base)
