@@ -1,0 +1,46 @@
+"""Live explorers: ipywidgets controls that recompute a plotly ``FigureWidget`` on every move.
+
+Each ``*_explorer`` is one call in a chapter. Through :func:`posenc_lib.display.explorer` it shows
+the live UI in a kernel and, in the book build (``POSENC_STATIC=1``), the static figure of
+:mod:`posenc_lib.viz` with plotly's own sliders. The live figure is the same builder with
+``sliders=False``, refreshed in place by the same ``_*_state`` functions, so both show the same
+numbers; only the live one takes any value in range instead of a grid.
+
+One module per explorer family, mirroring :mod:`posenc_lib.viz`; the frame they share is
+:class:`LiveExplorer` in ``_live``.
+"""
+
+from ._live import LiveExplorer
+from .alibi import alibi_explorer, alibi_live
+from .calculator import calculator_live, rope_calculator
+from .conventions import convention_explorer, convention_live
+from .decay import decay_explorer, decay_live
+from .euler import euler_explorer, euler_live, rotation_explorer, rotation_live
+from .heatmap import heatmap_explorer, heatmap_live
+from .offset import offset_explorer, offset_live
+from .permutation import permutation_explorer, permutation_live
+from .spiral import spiral_explorer, spiral_live
+
+__all__ = [
+    "LiveExplorer",
+    "alibi_explorer",
+    "alibi_live",
+    "calculator_live",
+    "convention_explorer",
+    "convention_live",
+    "decay_explorer",
+    "decay_live",
+    "euler_explorer",
+    "euler_live",
+    "heatmap_explorer",
+    "heatmap_live",
+    "offset_explorer",
+    "offset_live",
+    "permutation_explorer",
+    "permutation_live",
+    "rope_calculator",
+    "rotation_explorer",
+    "rotation_live",
+    "spiral_explorer",
+    "spiral_live",
+]
