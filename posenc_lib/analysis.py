@@ -5,6 +5,9 @@
   book plots the relative bound ``f(r) = (1/(d/2))·Σ_{j=1}^{d/2} |S_j|``, which starts at
   ``(d/2 + 1)/2`` and decays.
 * :func:`sinusoidal_similarity` — ``PE(p)·PE(p+k) = Σ_i cos(k·ω_i)``, independent of ``p``.
+* :func:`rope_score_spread` — the measured spread (standard deviation) of the RoPE score of
+  *independent* random unit ``q``, ``k`` at each offset: about ``1/√d`` at every offset, since a
+  rotation does not change how unrelated vectors score.
 * :func:`wavelengths` — ``λ_i = 2π/θ_i`` positions per full turn of pair ``i``.
 """
 
@@ -14,10 +17,10 @@ import math
 
 import torch
 
-from ._validation import check_base, check_dim, check_inv_freq, check_length
+from ._validation import check_base, check_dim, check_int, check_inv_freq, check_length
 from .rope import rope_inv_freq
 
-__all__ = ["rope_decay_bound", "sinusoidal_similarity", "wavelengths"]
+__all__ = ["rope_decay_bound", "rope_score_spread", "sinusoidal_similarity", "wavelengths"]
 
 # Rows of r per chunk: bounds the (chunk, d/2) complex intermediate to a few MB.
 _CHUNK = 4096
@@ -93,6 +96,70 @@ def sinusoidal_similarity(
     max_distance = check_length(max_distance, "max_distance")
     offsets = torch.arange(-max_distance, max_distance + 1, dtype=torch.float64)
     return torch.cos(torch.outer(offsets, rope_inv_freq(dim, base))).sum(dim=-1)
+
+
+def rope_score_spread(
+    dim: int,
+    base: float = 10000.0,
+    max_distance: int = 256,
+    *,
+    n_samples: int = 256,
+    seed: int = 0,
+) -> torch.Tensor:
+    """Measured spread of ``⟨RoPE(q, m), RoPE(k, m + r)⟩`` for independent random unit ``q``, ``k``.
+
+    ``n_samples`` pairs ``(q, k)`` are drawn uniformly from the unit sphere (independently); for
+    every offset ``r = 0 … max_distance`` the function returns the sample standard deviation of
+    their RoPE scores. The exact value is ``1/√d`` at every offset (a rotation ``R`` keeps
+    ``E[(qᵀRk)²] = tr(RRᵀ)/d² = 1/d``), so the curve is flat up to sampling noise: unrelated
+    tokens are neither pushed apart nor drawn together by distance. In the same units, a unit
+    ``q`` scores 1 with itself at ``r = 0``.
+
+    Parameters
+    ----------
+    dim : int
+        Rotary dimension ``d`` (positive, even, <= 4096).
+    base : float
+        The base ``b``.
+    max_distance : int
+        Largest offset ``r`` (0 … 65 536).
+    n_samples : int
+        Number of independent pairs (2 … 1024).
+    seed : int
+        Seed of the pairs (>= 0).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(max_distance + 1,)``, float64.
+    """
+    dim = check_dim(dim)
+    if dim > 4096:
+        raise ValueError(f"dim must be an even integer in [2, 4096], got {dim}")
+    base = check_base(base)
+    max_distance = check_length(max_distance, "max_distance")
+    if max_distance > 65536:
+        raise ValueError(f"max_distance must be an integer in [0, 65536], got {max_distance}")
+    n_samples = check_int(n_samples, "n_samples", minimum=2, what="an integer in [2, 1024]")
+    if n_samples > 1024:
+        raise ValueError(f"n_samples must be an integer in [2, 1024], got {n_samples}")
+    seed = check_int(seed, "seed", minimum=0)
+    gen = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(2, n_samples, dim, generator=gen, dtype=torch.float64)
+    q = q / q.norm(dim=-1, keepdim=True)
+    k = k / k.norm(dim=-1, keepdim=True)
+    # Pairs (2i, 2i+1) as complex numbers: h_i = q_i·conj(k_i) = a_i + i·b_i, and the score at
+    # offset r is Re Σ_i h_i e^{-i·r·θ_i} = a·cos(rθ) + b·sin(rθ): two (n, d/2) @ (d/2, r) products.
+    a = q[:, 0::2] * k[:, 0::2] + q[:, 1::2] * k[:, 1::2]
+    b = q[:, 1::2] * k[:, 0::2] - q[:, 0::2] * k[:, 1::2]
+    theta = rope_inv_freq(dim, base)
+    out = torch.empty(max_distance + 1, dtype=torch.float64)
+    for start in range(0, max_distance + 1, _CHUNK):
+        r = torch.arange(start, min(start + _CHUNK, max_distance + 1), dtype=torch.float64)
+        phase = torch.outer(theta, r)
+        scores = a @ phase.cos() + b @ phase.sin()  # (n_samples, chunk)
+        out[start : start + r.numel()] = scores.std(dim=0)
+    return out
 
 
 def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:

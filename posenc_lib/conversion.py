@@ -5,13 +5,27 @@ Meta's LLaMA code rotates the feature pairs ``(2i, 2i+1)`` of every head; Huggin
 attention scores once the output rows of the query and key projections are permuted, head by head,
 with :func:`posenc_lib.rope.interleaved_to_half_permutation`. Values and output projections are not
 touched: RoPE never acts on them.
+
+:func:`meta_llama_logits` runs a LLaMA model from weights in Meta's layout and under Meta's names,
+with Meta's complex (interleaved) rotation; :func:`meta_to_hf_llama_state_dict` renames and permutes
+those weights for Hugging Face's ``LlamaForCausalLM``, so the two forward passes can be compared.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
 import torch
 
-from posenc_lib._validation import check_base, check_choice, check_positive_int, check_rope_input
+from posenc_lib._validation import (
+    check_base,
+    check_choice,
+    check_int,
+    check_positive,
+    check_positive_int,
+    check_rope_input,
+)
 from posenc_lib.rope import (
     apply_rope_complex,
     apply_rope_half,
@@ -19,7 +33,13 @@ from posenc_lib.rope import (
     interleaved_to_half_permutation,
 )
 
-__all__ = ["hf_to_meta_qk_weight", "meta_to_hf_qk_weight", "rope_scores"]
+__all__ = [
+    "hf_to_meta_qk_weight",
+    "meta_llama_logits",
+    "meta_to_hf_llama_state_dict",
+    "meta_to_hf_qk_weight",
+    "rope_scores",
+]
 
 _CONVENTIONS = ("interleaved", "half", "complex")
 
@@ -121,3 +141,178 @@ def rope_scores(
         "complex": apply_rope_complex,
     }[convention]
     return apply(q, positions, base=base) @ apply(k, positions, base=base).transpose(-2, -1)
+
+
+# --- a whole LLaMA model in Meta's layout ---------------------------------------------------------
+
+_META_LAYER_KEY = re.compile(r"layers\.(\d+)\.")
+_META_TO_HF_NAMES = {
+    "attention_norm.weight": "input_layernorm.weight",
+    "attention.wq.weight": "self_attn.q_proj.weight",
+    "attention.wk.weight": "self_attn.k_proj.weight",
+    "attention.wv.weight": "self_attn.v_proj.weight",
+    "attention.wo.weight": "self_attn.o_proj.weight",
+    "ffn_norm.weight": "post_attention_layernorm.weight",
+    "feed_forward.w1.weight": "mlp.gate_proj.weight",
+    "feed_forward.w2.weight": "mlp.down_proj.weight",
+    "feed_forward.w3.weight": "mlp.up_proj.weight",
+}
+_META_TOP_NAMES = {
+    "tok_embeddings.weight": "model.embed_tokens.weight",
+    "norm.weight": "model.norm.weight",
+    "output.weight": "lm_head.weight",
+}
+
+
+def _check_meta_params(params: object) -> tuple[Mapping[str, torch.Tensor], int]:
+    """Check a Meta-layout state dict; return it and the number of layers."""
+    if not isinstance(params, Mapping):
+        raise TypeError(
+            f"params must be a mapping of names to tensors, got {type(params).__name__}"
+        )
+    layers = sorted({int(m.group(1)) for key in params if (m := _META_LAYER_KEY.match(str(key)))})
+    if not layers or layers != list(range(len(layers))):
+        raise ValueError(f"params must hold layers.0 … layers.N-1, got layer indices {layers}")
+    expected = list(_META_TOP_NAMES) + [
+        f"layers.{i}.{name}" for i in layers for name in _META_TO_HF_NAMES
+    ]
+    missing = [key for key in expected if key not in params]
+    unexpected = [key for key in params if key not in set(expected)]
+    if missing or unexpected:
+        raise ValueError(
+            f"params is not a Meta LLaMA state dict: missing {missing[:4]}, "
+            f"unexpected {unexpected[:4]}"
+        )
+    for key in expected:
+        if not isinstance(params[key], torch.Tensor) or not params[key].is_floating_point():
+            raise TypeError(f"params[{key!r}] must be a floating-point torch.Tensor")
+    return params, len(layers)
+
+
+def _heads(params: Mapping[str, torch.Tensor], n_heads: object, n_kv_heads: object) -> tuple:
+    n_heads = check_positive_int(n_heads, "n_heads")
+    n_kv_heads = n_heads if n_kv_heads is None else check_positive_int(n_kv_heads, "n_kv_heads")
+    d_model = params["tok_embeddings.weight"].shape[1]
+    if d_model % n_heads != 0 or (d_model // n_heads) % 2 != 0:
+        raise ValueError(
+            f"the model dimension {d_model} must split into n_heads = {n_heads} heads of even size"
+        )
+    if n_heads % n_kv_heads != 0:
+        raise ValueError(f"n_kv_heads = {n_kv_heads} must divide n_heads = {n_heads}")
+    return n_heads, n_kv_heads, d_model // n_heads
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    return weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+
+def meta_llama_logits(
+    params: Mapping[str, torch.Tensor],
+    tokens: torch.Tensor,
+    *,
+    n_heads: int,
+    n_kv_heads: int | None = None,
+    norm_eps: float = 1e-5,
+    rope_theta: float = 10000.0,
+    start_pos: int = 0,
+) -> torch.Tensor:
+    """Logits of a LLaMA model whose weights are in Meta's layout, rotated Meta's way.
+
+    The forward pass of Meta's ``llama/model.py`` (RMSNorm, attention with RoPE on queries and
+    keys, SwiGLU feed-forward, final norm, output projection), written with ``posenc_lib``: the
+    rotation is :func:`posenc_lib.rope.apply_rope_complex` (pairs ``(2i, 2i+1)`` as complex
+    numbers, Meta's convention) at positions ``start_pos … start_pos + seq - 1``. Unlike Meta's
+    ``Transformer.forward``, which keeps only the last position, logits for every position are
+    returned. Computation runs in the dtype of the weights.
+
+    Parameters
+    ----------
+    params : Mapping[str, torch.Tensor]
+        Meta's names: ``tok_embeddings.weight`` ``(vocab, d_model)``, ``norm.weight``,
+        ``output.weight`` ``(vocab, d_model)`` and, per layer ``i``, ``layers.i.attention.wq/wk/
+        wv/wo.weight``, ``layers.i.attention_norm.weight``, ``layers.i.ffn_norm.weight``,
+        ``layers.i.feed_forward.w1/w2/w3.weight``.
+    tokens : torch.Tensor
+        ``(batch, seq)`` integer token ids.
+    n_heads, n_kv_heads : int
+        Query heads and key/value heads (grouped-query attention; default ``n_heads``).
+    norm_eps : float
+        RMSNorm epsilon.
+    rope_theta : float
+        RoPE base.
+    start_pos : int
+        Position of the first token (Meta's ``start_pos``; its table is sliced from there).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, seq, vocab)`` logits.
+    """
+    params, n_layers = _check_meta_params(params)
+    n_heads, n_kv_heads, head_dim = _heads(params, n_heads, n_kv_heads)
+    norm_eps = check_positive(norm_eps, "norm_eps")
+    rope_theta = check_base(rope_theta, "rope_theta")
+    start_pos = check_int(start_pos, "start_pos", minimum=0)
+    vocab = params["tok_embeddings.weight"].shape[0]
+    if not isinstance(tokens, torch.Tensor) or tokens.ndim != 2 or tokens.is_floating_point():
+        raise TypeError("tokens must be a (batch, seq) integer torch.Tensor")
+    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab):
+        raise ValueError(f"tokens must lie in [0, {vocab}), got {tokens.min()} … {tokens.max()}")
+    batch, seq = tokens.shape
+    positions = torch.arange(start_pos, start_pos + seq)
+    mask = torch.ones(seq, seq, dtype=torch.bool).tril()
+    h = params["tok_embeddings.weight"][tokens]
+    for i in range(n_layers):
+        p = {name: params[f"layers.{i}.{name}"] for name in _META_TO_HF_NAMES}
+        x = _rms_norm(h, p["attention_norm.weight"], norm_eps)
+        q = (x @ p["attention.wq.weight"].T).view(batch, seq, n_heads, head_dim).transpose(1, 2)
+        k = (x @ p["attention.wk.weight"].T).view(batch, seq, n_kv_heads, head_dim).transpose(1, 2)
+        v = (x @ p["attention.wv.weight"].T).view(batch, seq, n_kv_heads, head_dim).transpose(1, 2)
+        q = apply_rope_complex(q, positions, base=rope_theta)
+        k = apply_rope_complex(k, positions, base=rope_theta)
+        k = k.repeat_interleave(n_heads // n_kv_heads, dim=1)
+        v = v.repeat_interleave(n_heads // n_kv_heads, dim=1)
+        scores = (q @ k.transpose(-2, -1)) / head_dim**0.5
+        weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+        out = (weights @ v).transpose(1, 2).reshape(batch, seq, n_heads * head_dim)
+        h = h + out @ p["attention.wo.weight"].T
+        x = _rms_norm(h, p["ffn_norm.weight"], norm_eps)
+        gate = torch.nn.functional.silu(x @ p["feed_forward.w1.weight"].T)
+        h = h + (gate * (x @ p["feed_forward.w3.weight"].T)) @ p["feed_forward.w2.weight"].T
+    return _rms_norm(h, params["norm.weight"], norm_eps) @ params["output.weight"].T
+
+
+def meta_to_hf_llama_state_dict(
+    params: Mapping[str, torch.Tensor], n_heads: int, n_kv_heads: int | None = None
+) -> dict[str, torch.Tensor]:
+    """Rename Meta LLaMA weights to ``LlamaForCausalLM``'s names and permute ``wq``, ``wk``.
+
+    What Hugging Face's conversion script does: every name is mapped (``attention.wq`` to
+    ``self_attn.q_proj``, ``feed_forward.w1`` to ``mlp.gate_proj`` …), and the query and key
+    projections are permuted per head with :func:`meta_to_hf_qk_weight` (the key projection split
+    into ``n_kv_heads`` heads). Everything else is copied unchanged.
+
+    Parameters
+    ----------
+    params : Mapping[str, torch.Tensor]
+        A Meta-layout state dict, as for :func:`meta_llama_logits`.
+    n_heads, n_kv_heads : int
+        Query heads and key/value heads (default ``n_heads``).
+
+    Returns
+    -------
+    dict[str, torch.Tensor]
+        A state dict for ``transformers.LlamaForCausalLM`` (new tensors for ``q_proj``/``k_proj``).
+    """
+    params, n_layers = _check_meta_params(params)
+    n_heads, n_kv_heads, _ = _heads(params, n_heads, n_kv_heads)
+    out = {hf: params[meta] for meta, hf in _META_TOP_NAMES.items()}
+    for i in range(n_layers):
+        for meta, hf in _META_TO_HF_NAMES.items():
+            w = params[f"layers.{i}.{meta}"]
+            if meta == "attention.wq.weight":
+                w = meta_to_hf_qk_weight(w, n_heads)
+            elif meta == "attention.wk.weight":
+                w = meta_to_hf_qk_weight(w, n_kv_heads)
+            out[f"model.layers.{i}.{hf}"] = w
+    return out

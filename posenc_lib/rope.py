@@ -14,8 +14,13 @@ The conventions differ only in which two features form pair ``i``:
 * ``half``: features ``(i, i + d/2)`` (Hugging Face ``rotate_half``, GPT-NeoX);
 * ``complex``: ``(2i, 2i+1)`` read as one complex number (Meta LLaMA's ``view_as_complex``).
 
-Angles are computed in float64 (a float32 outer product ``m·θ`` is already off by ~0.03 rad at
-``m = 10^6``); cos/sin are then cast to the working dtype. Half-precision inputs are rotated in
+*Partial* rotary (:func:`apply_rope_partial`) rotates only the first ``rotary_dim`` features of a
+head, with frequencies ``base^(-2i/rotary_dim)``, and passes the others through unchanged: GPT-NeoX
+(``rotary_pct = 0.25``, half convention) and GPT-J (``rotary_dim = 64`` of 256, interleaved).
+
+Angles are computed in float64 (a float32 outer product ``m·θ``, as in Meta's and Hugging Face's
+code, is off by up to 0.052 rad at ``m = 10^6`` for ``d = 128``); cos/sin are then cast to the
+working dtype. Half-precision inputs are rotated in
 float32 and cast back, so they keep their dtype.
 """
 
@@ -44,7 +49,9 @@ __all__ = [
     "apply_rope_complex",
     "apply_rope_half",
     "apply_rope_interleaved",
+    "apply_rope_partial",
     "interleaved_to_half_permutation",
+    "partial_rotary_dim",
     "rope_angles",
     "rope_cos_sin",
     "rope_inv_freq",
@@ -315,6 +322,90 @@ def apply_rope_complex(
     if x.dtype != torch.float64:
         freqs_cis = freqs_cis.to(torch.complex64)
     return _rotate_complex(x, freqs_cis)
+
+
+def partial_rotary_dim(head_dim: int, partial_rotary_factor: float) -> int:
+    """The number of rotated features, ``int(head_dim · partial_rotary_factor)``, as transformers.
+
+    GPT-NeoX's ``rotary_pct`` and transformers' ``partial_rotary_factor`` give the rotated share of
+    each head; transformers truncates ``head_dim · factor`` to an integer.
+
+    Parameters
+    ----------
+    head_dim : int
+        Features per head (positive, even).
+    partial_rotary_factor : float
+        Share of the head that is rotated, in ``(0, 1]``.
+
+    Returns
+    -------
+    int
+        ``rotary_dim``, a positive even integer ``<= head_dim``.
+    """
+    head_dim = check_dim(head_dim, "head_dim")
+    factor = check_positive(partial_rotary_factor, "partial_rotary_factor")
+    if factor > 1.0:
+        raise ValueError(
+            f"partial_rotary_factor must be in (0, 1], got {partial_rotary_factor!r}"
+        )
+    rotary_dim = int(head_dim * factor)
+    if rotary_dim == 0 or rotary_dim % 2 != 0:
+        raise ValueError(
+            f"int(head_dim * partial_rotary_factor) = int({head_dim} * {factor}) = {rotary_dim} "
+            "must be a positive even integer"
+        )
+    return rotary_dim
+
+
+def apply_rope_partial(
+    x: torch.Tensor,
+    rotary_dim: int,
+    positions: torch.Tensor | None = None,
+    *,
+    convention: str = "half",
+    base: float = 10000.0,
+) -> torch.Tensor:
+    """Partial RoPE: rotate the first ``rotary_dim`` features of ``x``, keep the rest unchanged.
+
+    The rotated block is RoPE of dimension ``rotary_dim`` (``θ_i = base^(-2i/rotary_dim)``, pairs
+    chosen by ``convention`` *within* the block); features ``rotary_dim …`` pass through, so they
+    carry no position at all. GPT-NeoX rotates ``rotary_pct = 0.25`` of each head with the half
+    convention; GPT-J rotates ``rotary_dim = 64`` of 256 features with the interleaved one.
+    ``rotary_dim == dim`` is plain RoPE.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Shape ``(..., seq, dim)``, floating point.
+    rotary_dim : int
+        Number of rotated features (positive, even, ``<= dim``); see :func:`partial_rotary_dim`.
+    positions : torch.Tensor, optional
+        Shape ``(seq,)``; default ``arange(seq)``.
+    convention : {"half", "interleaved", "complex"}
+        Pairing inside the rotated block (``"half"``: ``(i, i + rotary_dim/2)``).
+    base : float
+        The base ``b``.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``x``.
+    """
+    x = check_float_tensor(x, "x", min_ndim=2)
+    dim = x.shape[-1]
+    rotary_dim = check_dim(rotary_dim, "rotary_dim")
+    if rotary_dim > dim:
+        raise ValueError(
+            f"rotary_dim must be <= x.shape[-1] = {dim}, got {rotary_dim}"
+        )
+    convention = check_choice(convention, "convention", CONVENTIONS)
+    apply = {
+        "half": apply_rope_half,
+        "interleaved": apply_rope_interleaved,
+        "complex": apply_rope_complex,
+    }[convention]
+    rotated = apply(x[..., :rotary_dim], positions, base=base)
+    return torch.cat((rotated, x[..., rotary_dim:]), dim=-1)
 
 
 def rope_rotation_matrix(

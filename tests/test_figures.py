@@ -13,9 +13,7 @@ from posenc_lib import (
     alibi_bias,
     euler_partial_sums,
     interleaved_to_half_permutation,
-    rope_decay_bound,
     rope_inv_freq,
-    sinusoidal_similarity,
     sinusoidal_table,
     yarn_inv_freq,
 )
@@ -133,31 +131,7 @@ def test_spiral_default_pairs_span_fast_to_slow() -> None:
     assert F.default_pairs(64) == [0, 2, 9, 31]
 
 
-# --- decay ---
-
-
-def test_decay_curves_are_the_core_quantities_normalised() -> None:
-    fig = F.decay_curves(dim=32, base=1e4, max_distance=40, sliders=False)
-    bound, sim, score = (np.asarray(t.y) for t in fig.data)
-    b = rope_decay_bound(32, 1e4, 40).numpy()
-    s = sinusoidal_similarity(32, 1e4, 40).numpy()[40:]
-    np.testing.assert_allclose(bound, b / b[0])
-    np.testing.assert_allclose(sim, s / s[0])
-    assert score[0] == pytest.approx(1.0)
-    # E_q <q, R_k q> = (2/d)·Σ cos(kθ_i) for uniform unit q: the empirical mean follows PE·PE.
-    assert np.abs(score - sim).max() < 0.5
-    assert "normalised" in fig.layout.title.text
-
-
-def test_decay_static_grid_covers_every_base_and_dim() -> None:
-    fig = F.decay_curves(max_distance=64)
-    dims = [int(b.label.split("= ")[1]) for b in fig.layout.updatemenus[0].buttons]
-    assert dims == [16, 32, 64, 128, 256, 512]
-    for step, base in zip(_steps(fig), F._with(F.BASE_GRID, 1e4), strict=True):
-        ys = step.args[0]["y"]
-        assert len(ys) == 3 * len(dims) and all(y[0] == 1.0 for y in ys)
-        b = rope_decay_bound(512, base, 64).numpy()
-        np.testing.assert_allclose(ys[-3], b / b[0], atol=6e-4)
+# --- decay: tests/test_decay_figure.py ---
 
 
 # --- Euler ---

@@ -1,39 +1,89 @@
-"""Long-term decay curves: RoFormer's bound, sinusoidal PE·PE and empirical RoPE scores."""
+"""Long-term decay curves: RoFormer's bound, the sinusoidal similarity, and the spread of scores.
+
+Three curves against the relative distance ``k``, each chosen by name in ``curves``:
+
+* ``"bound"`` — RoFormer's relative upper bound ``f(k)/f(0)`` (chapter 6);
+* ``"similarity"`` — ``PE(p)·PE(p+k)/(d/2) = (2/d)·Σ_i cos(k·θ_i)``, which is also the mean RoPE
+  score of a random unit ``q`` with itself at offset ``k`` (chapters 3 and 6);
+* ``"spread"`` — the measured standard deviation of the RoPE score of *independent* random unit
+  ``q``, ``k`` at offset ``k``: flat at about ``1/√d``, the noise floor that the aligned score
+  decays towards (chapter 6).
+
+"similarity" and "spread" share one unit (a unit ``q`` scores 1 with itself at ``k = 0``); the
+bound is divided by its own value at ``k = 0``.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
-import torch
 
-from .. import analysis, rope
+from .. import analysis
 from ._checks import _base, _bool, _even, _fmt, _int, _lists, _np
 from ._style import BASE_GRID, COLORWAY, DIM_GRID, _buttons, _slider, _style, _with
 
 __all__ = [
+    "DECAY_CURVES",
+    "MAX_DISTANCE_WITH_SLIDERS",
     "decay_curves",
 ]
 
+DECAY_CURVES: tuple[str, ...] = ("bound", "similarity", "spread")
+# The static figure precomputes every curve for every (base, dimension) of its controls; past this
+# distance one figure would take most of a page's 1.5 MB budget (DESIGN.md): at 512 and d = 1024
+# it writes about 0.7 MB of JSON.
+MAX_DISTANCE_WITH_SLIDERS = 512
+_MAX_DISTANCE = 8192
+_MAX_SAMPLES = 512
+_DASHES = {"bound": "solid", "similarity": "dash", "spread": "dot"}
+
+
+def _check_curves(curves: object) -> tuple[str, ...]:
+    if isinstance(curves, str) or not isinstance(curves, Sequence):
+        raise TypeError(f"curves must be a sequence of names from {DECAY_CURVES}, got {curves!r}")
+    chosen = tuple(curves)
+    if not chosen or len(set(chosen)) != len(chosen) or not set(chosen) <= set(DECAY_CURVES):
+        raise ValueError(
+            f"curves must be distinct names from {DECAY_CURVES} (at least one), got {curves!r}"
+        )
+    return tuple(c for c in DECAY_CURVES if c in chosen)  # a fixed order: colours stay put
+
+
+def _names(curves: tuple[str, ...], n_samples: int) -> list[str]:
+    text = {
+        "bound": "RoFormer bound f(k)/f(0)",
+        "similarity": "PE(p)·PE(p+k)/(d/2) = mean RoPE score of a unit q with itself",
+        "spread": f"spread (std) of RoPE scores of independent unit q, k ({n_samples} pairs)",
+    }
+    return [text[c] for c in curves]
+
 
 def _decay_state(
-    dim: int, base: float, max_distance: int, n_samples: int = 32, seed: int = 0
+    dim: int,
+    base: float,
+    max_distance: int,
+    curves: tuple[str, ...] = DECAY_CURVES,
+    n_samples: int = 128,
+    seed: int = 0,
 ) -> list[dict[str, Any]]:
+    """``{"x", "y"}`` of each chosen curve (x = distances 0 … max_distance)."""
     k = np.arange(max_distance + 1)
-    bound = _np(analysis.rope_decay_bound(dim, base, max_distance))
-    sim = _np(analysis.sinusoidal_similarity(dim, base, max_distance))[max_distance:]
-    # Random unit directions, q = k: the score <RoPE(q, 0), RoPE(q, r)> at every distance r.
-    gen = torch.Generator().manual_seed(seed)
-    q = torch.randn(n_samples, dim, generator=gen)
-    q = q / q.norm(dim=-1, keepdim=True)
-    positions = torch.arange(max_distance + 1, dtype=torch.float64)
-    rotated = rope.apply_rope_interleaved(
-        q[:, None, :].expand(n_samples, max_distance + 1, dim), positions, base=base
-    )
-    score = _np((rotated * q[:, None, :]).sum(-1).mean(0)).astype(np.float64)
-    curves = (bound / bound[0], sim / sim[0], score / score[0])
-    return [{"x": k, "y": c} for c in curves]
+    out = []
+    for name in curves:
+        if name == "bound":
+            y = _np(analysis.rope_decay_bound(dim, base, max_distance))
+            y = y / y[0]
+        elif name == "similarity":
+            sim = _np(analysis.sinusoidal_similarity(dim, base, max_distance))[max_distance:]
+            y = sim / (dim / 2)
+        else:
+            y = _np(analysis.rope_score_spread(dim, base, max_distance, n_samples=n_samples,
+                                               seed=seed))
+        out.append({"x": k, "y": y})
+    return out
 
 
 def decay_curves(
@@ -41,13 +91,12 @@ def decay_curves(
     base: float = 10000.0,
     max_distance: int = 256,
     *,
-    n_samples: int = 32,
+    curves: Sequence[str] = DECAY_CURVES,
+    n_samples: int = 128,
     seed: int = 0,
     sliders: bool = True,
 ) -> go.Figure:
-    """Long-term decay against relative distance: RoFormer's bound, PE·PE, and RoPE scores.
-
-    Every curve is divided by its own value at distance 0 so that the three share one axis.
+    """Long-term decay against relative distance: bound, sinusoidal similarity, spread of scores.
 
     Parameters
     ----------
@@ -56,55 +105,66 @@ def decay_curves(
     base : float
         Base ``b`` (> 1).
     max_distance : int
-        Largest relative distance drawn (1 … 8192).
+        Largest relative distance drawn: 1 … 8192, or 1 … :data:`MAX_DISTANCE_WITH_SLIDERS`
+        (512) with ``sliders`` (every slider state is precomputed into the page).
+    curves : sequence of {"bound", "similarity", "spread"}
+        Which curves to draw (see the module docstring); chapter 3 draws only ``"similarity"``.
     n_samples : int
-        Random unit directions ``q = k`` averaged for the empirical RoPE score (1 … 1024).
+        Independent ``(q, k)`` pairs measured for ``"spread"`` (2 … 512).
     seed : int
-        Seed of those directions.
+        Seed of those pairs.
     sliders : bool
         Add a base slider (:data:`BASE_GRID`) and a dimension dropdown (:data:`DIM_GRID`).
 
     Returns
     -------
     plotly.graph_objects.Figure
-        Three line traces (per dimension of the dropdown when ``sliders``), x = distance 0 … max.
+        One line trace per chosen curve (per dimension of the dropdown when ``sliders``),
+        x = distance 0 … max_distance.
     """
     dim = _even(dim, "dim", 4, 1024)
     base = _base(base)
-    max_distance = _int(max_distance, "max_distance", 1, 8192)
-    n_samples = _int(n_samples, "n_samples", 1, 1024)
-    seed = _int(seed, "seed", 0)
     sliders = _bool(sliders, "sliders")
-    names = (
-        "RoFormer upper bound (1/(d/2))·Σ_j |Σ_{i<j} e^{i·k·θ_i}|",
-        "sinusoidal PE(p)·PE(p+k) = Σ_i cos(k·θ_i)",
-        f"mean ⟨RoPE(q, m), RoPE(q, m+k)⟩ over {n_samples} random unit q",
-    )
-    dashes = ("solid", "dash", "dot")
+    top = MAX_DISTANCE_WITH_SLIDERS if sliders else _MAX_DISTANCE
+    max_distance = _int(max_distance, "max_distance", 1, top)
+    curves = _check_curves(curves)
+    n_samples = _int(n_samples, "n_samples", 2, _MAX_SAMPLES)
+    seed = _int(seed, "seed", 0)
+    names = _names(curves, n_samples)
+    n_curves = len(curves)
     dims = [int(d) for d in _with(DIM_GRID, dim) if d <= 1024] if sliders else [dim]
     fig = go.Figure()
     for d in dims:
-        for j, props in enumerate(_decay_state(d, base, max_distance, n_samples, seed)):
+        for j, props in enumerate(_decay_state(d, base, max_distance, curves, n_samples, seed)):
+            name = curves[j]
             fig.add_trace(
                 go.Scatter(
                     **props,
                     mode="lines",
                     name=names[j],
                     visible=d == dim,
-                    legendgroup=str(j),
-                    line={"color": COLORWAY[j], "dash": dashes[j], "width": 2},
+                    legendgroup=name,
+                    line={
+                        "color": COLORWAY[DECAY_CURVES.index(name)],
+                        "dash": _DASHES[name],
+                        "width": 2,
+                    },
                     hovertemplate=(
-                        f"distance k = %{{x}}<br>normalised value = %{{y:.3f}}"
-                        f"<extra>d = {d}</extra>"
+                        f"distance k = %{{x}}<br>value = %{{y:.3f}}<extra>d = {d}</extra>"
                     ),
                 )
             )
+    if curves == ("similarity",):
+        y_title = "PE(p)·PE(p+k) ÷ (d/2)"
+        title = "Sinusoidal similarity against distance (1 at k = 0)"
+    else:
+        y_title = "relative to the value at k = 0"
+        title = "Long-term decay: RoFormer's bound, the aligned score, and unrelated scores"
     fig.update_layout(
         xaxis={"title": {"text": "relative distance k = n − m (tokens)"}},
-        yaxis={"title": {"text": "value ÷ value at k = 0"}},
+        yaxis={"title": {"text": y_title}},
         legend={"orientation": "h", "x": 0.0, "y": -0.18, "yanchor": "top"},
     )
-    title = "Long-term decay (each curve normalised to 1 at k = 0)"
     if not sliders:
         return _style(fig, title)
     bases = _with(BASE_GRID, base)
@@ -114,14 +174,15 @@ def decay_curves(
         ys = [
             _lists(p["y"], 3)
             for d in dims
-            for p in _decay_state(d, b, max_distance, n_samples, seed)
+            for p in _decay_state(d, b, max_distance, curves, n_samples, seed)
         ]
         steps.append({"method": "restyle", "label": _fmt(b), "args": [{"y": ys}, list(range(n))]})
     buttons = [
         {
             "method": "restyle",
             "label": f"d = {d}",
-            "args": [{"visible": [dd == d for dd in dims for _ in range(3)]}, list(range(n))],
+            "args": [{"visible": [dd == d for dd in dims for _ in range(n_curves)]},
+                     list(range(n))],
         }
         for d in dims
     ]

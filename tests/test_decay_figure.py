@@ -1,0 +1,148 @@
+"""The decay figure: its three curves are the library's quantities, and it stays within budgets."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from posenc_lib import apply_rope_interleaved, rope_decay_bound, sinusoidal_similarity
+from posenc_lib.analysis import rope_score_spread
+from posenc_lib.display import StaticFigure
+from posenc_lib.viz._style import BASE_GRID, _with
+from posenc_lib.viz.decay import MAX_DISTANCE_WITH_SLIDERS, decay_curves
+from posenc_lib.widgets.decay import decay_live
+
+PAGE_BUDGET_BYTES = 1_500_000  # DESIGN.md: a chapter page's own HTML + figure data
+
+
+def _html_bytes(fig) -> int:
+    return len(StaticFigure(fig).to_html().encode())
+
+
+def test_curves_are_the_library_quantities() -> None:
+    fig = decay_curves(dim=32, base=1e4, max_distance=40, sliders=False)
+    bound, sim, spread = (np.asarray(t.y) for t in fig.data)
+    b = rope_decay_bound(32, 1e4, 40).numpy()
+    np.testing.assert_allclose(bound, b / b[0])
+    np.testing.assert_allclose(sim, sinusoidal_similarity(32, 1e4, 40).numpy()[40:] / 16)
+    np.testing.assert_allclose(spread, rope_score_spread(32, 1e4, 40, n_samples=128).numpy())
+
+
+def test_spread_is_not_the_similarity_again() -> None:
+    # The old third curve (mean score of q with itself) had correlation 0.995 with the similarity.
+    fig = decay_curves(dim=128, base=1e4, max_distance=256, sliders=False)
+    _, sim, spread = (np.asarray(t.y) for t in fig.data)
+    assert abs(np.corrcoef(sim, spread)[0, 1]) < 0.5
+    # Flat near 1/sqrt(d): the noise floor, far below the aligned score at k = 0 (which is 1).
+    assert np.abs(spread / (1 / math.sqrt(128)) - 1).max() < 0.3
+    assert sim[0] == pytest.approx(1.0)
+
+
+def test_spread_equals_a_direct_rope_computation() -> None:
+    gen = torch.Generator().manual_seed(3)
+    q, k = torch.randn(2, 64, 16, generator=gen, dtype=torch.float64)
+    q, k = q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
+    offsets = torch.arange(21)
+    q_rot = apply_rope_interleaved(q[:, None, :].expand(64, 21, 16), torch.zeros(21))
+    k_rot = apply_rope_interleaved(k[:, None, :].expand(64, 21, 16), offsets)
+    direct = (q_rot * k_rot).sum(-1).std(dim=0)
+    torch.testing.assert_close(rope_score_spread(16, 1e4, 20, n_samples=64, seed=3), direct)
+
+
+def test_spread_averages_to_one_over_sqrt_d() -> None:
+    for dim in (8, 64, 256):
+        spread = rope_score_spread(dim, 1e4, 300, n_samples=1024)
+        assert spread.mean().item() == pytest.approx(1 / math.sqrt(dim), rel=0.08)
+
+
+def test_static_grid_covers_every_base_and_dim() -> None:
+    fig = decay_curves(max_distance=64)
+    dims = [int(b.label.split("= ")[1]) for b in fig.layout.updatemenus[0].buttons]
+    assert dims == [16, 32, 64, 128, 256, 512]
+    steps = list(fig.layout.sliders[0].steps)
+    for step, base in zip(steps, _with(BASE_GRID, 1e4), strict=True):
+        ys = step.args[0]["y"]
+        assert len(ys) == 3 * len(dims)
+        b = rope_decay_bound(512, base, 64).numpy()
+        np.testing.assert_allclose(ys[-3], b / b[0], atol=6e-4)
+        s = sinusoidal_similarity(512, base, 64).numpy()[64:] / 256
+        np.testing.assert_allclose(ys[-2], s, atol=6e-4)
+
+
+def test_chapter_3_form_draws_only_the_similarity() -> None:
+    fig = decay_curves(curves=("similarity",))
+    assert len(fig.data) == 6  # one per dimension of the dropdown
+    assert all("PE(p)" in t.name for t in fig.data)
+    assert "bound" not in fig.layout.title.text.lower()
+    ui = decay_live(curves=["similarity"])
+    ui.controls["base"].value = 500000.0
+    (trace,) = ui.figure.data
+    np.testing.assert_allclose(
+        trace.y, sinusoidal_similarity(128, 5e5, 256).numpy()[256:] / 64
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "name"),
+    [
+        ({"curves": ("bound", "nope")}, ValueError, "curves"),
+        ({"curves": ()}, ValueError, "curves"),
+        ({"curves": "bound"}, TypeError, "curves"),
+        ({"max_distance": MAX_DISTANCE_WITH_SLIDERS + 1}, ValueError, "max_distance"),
+        ({"max_distance": 8193, "sliders": False}, ValueError, "max_distance"),
+        ({"n_samples": 1}, ValueError, "n_samples"),
+        ({"n_samples": 1024}, ValueError, "n_samples"),
+    ],
+)
+def test_bad_arguments_fail_at_once_naming_them(kwargs: dict, error: type, name: str) -> None:
+    with pytest.raises(error, match=name):
+        decay_curves(**kwargs)
+
+
+def test_issue_14_case_is_refused_before_any_allocation() -> None:
+    # Once a 34 GB tensor: 1024 samples x 8193 distances x 1024 features.
+    with pytest.raises(ValueError, match="max_distance"):
+        decay_curves(1024, 1e4, 8192, n_samples=1024)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"dim": 1024, "max_distance": MAX_DISTANCE_WITH_SLIDERS},  # every slider state precomputed
+        {"dim": 1024, "max_distance": 8192, "n_samples": 512, "sliders": False},
+    ],
+)
+def test_largest_documented_figures_fit_the_page_budget(kwargs: dict) -> None:
+    fig = decay_curves(**kwargs)
+    assert _html_bytes(fig) < PAGE_BUDGET_BYTES / 2  # leave room for the page's other figures
+    for trace in fig.data:
+        assert np.isfinite(np.asarray(trace.y, dtype=float)).all()
+
+
+def test_live_explorer_refuses_values_outside_its_sliders() -> None:
+    with pytest.raises(ValueError, match="dim"):
+        decay_live(dim=1024)
+    with pytest.raises(ValueError, match="max_distance"):
+        decay_live(max_distance=4096)
+    ui = decay_live(dim=512, max_distance=1024)  # the largest slider values build
+    assert ui.controls["dim"].value == 512 and ui.controls["max_distance"].value == 1024
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"dim": 5}, "dim"),
+        ({"dim": 8192}, "dim"),
+        ({"max_distance": 70000}, "max_distance"),
+        ({"n_samples": 1}, "n_samples"),
+        ({"n_samples": 5000}, "n_samples"),
+        ({"seed": -1}, "seed"),
+    ],
+)
+def test_spread_validates_its_arguments(kwargs: dict, name: str) -> None:
+    args = {"dim": 16, "base": 1e4, "max_distance": 8} | kwargs
+    with pytest.raises(ValueError, match=name):
+        rope_score_spread(**args)
