@@ -1,9 +1,11 @@
 """Deliberately buggy code, kept so the book can show each bug failing next to its fix.
 
-Every function here reproduces, in our own code, a mistake found in public positional-encoding code.
-Nothing in this module is meant to be used in a model: each docstring names the bug and the
-correct counterpart elsewhere in ``posenc_lib``. The functions still validate their arguments, so
-that a demonstration fails only for the reason it is meant to fail.
+Every function here reproduces, in our own code, a mistake or a limit, labelled in its docstring:
+a mistake found in public positional-encoding code (the source is named), a constructed mistake
+for which no public instance is cited, or a precision limit that is a deliberate trade-off rather
+than a bug. Nothing in this module is meant to be used in a model: each docstring names the
+problem and the correct counterpart elsewhere in ``posenc_lib``. The functions still validate
+their arguments, so that a demonstration fails only for the reason it is meant to fail.
 """
 
 from __future__ import annotations
@@ -123,6 +125,9 @@ def sinusoidal_table_div_term_multiplied(
 ) -> torch.Tensor:
     """BUG: positions are *multiplied* by ``div_term = base**(2i/dim)`` instead of divided by it.
 
+    Found in public code: goodfire-ai/spd pull request #88 ("multiplying rather than dividing")
+    and aharley/pips issue #30 (a growing ``div_term`` multiplies the coordinate).
+
     The formula is ``sin(p / base**(2i/d))``. Code that names ``base**(2i/d)`` the "division
     term" and then writes ``position * div_term`` (or that negates the exponent and then divides)
     turns the angle per position of pair ``i`` into ``base**(2i/d)`` radians: instead of
@@ -151,7 +156,7 @@ def sinusoidal_table_div_term_multiplied(
 def rope_missing_minus(
     x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float = 10000.0
 ) -> torch.Tensor:
-    """BUG: the interleaved "rotate" step forgets its minus sign.
+    """BUG (constructed; no public instance cited): the interleaved "rotate" step loses its minus.
 
     Correct RoPE (interleaved pairs ``(2i, 2i+1)``) computes
     ``x * cos + stack([-x[..., 1::2], x[..., ::2]]) * sin``. Dropping the minus gives
@@ -190,7 +195,7 @@ def rope_missing_minus(
 def meta_rope_angles_float32(
     positions: torch.Tensor, dim: int, base: float = 10000.0
 ) -> torch.Tensor:
-    """BUG (precision): RoPE angles computed in float32, as Meta LLaMA's ``precompute_freqs_cis``.
+    """PRECISION LIMIT (not a bug): float32 RoPE angles, as in Meta's ``precompute_freqs_cis``.
 
     The reference code computes ``freqs = 1 / base**(arange(0, dim, 2) / dim)`` in float32 and
     then ``outer(t, freqs)`` in float32. Both the frequencies and the product are rounded to
