@@ -18,9 +18,18 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from posenc_lib import figures as F
 from posenc_lib import widgets as Wd
 from posenc_lib.display import StaticFigure
+from posenc_lib.viz.alibi import alibi_heatmaps
+from posenc_lib.viz.attention import attention_heatmap
+from posenc_lib.viz.conventions import convention_pairs_figure
+from posenc_lib.viz.decay import decay_curves
+from posenc_lib.viz.euler import rotation_figure, unit_circle
+from posenc_lib.viz.heatmap import encoding_heatmap
+from posenc_lib.viz.offset import rope_offset_figure
+from posenc_lib.viz.permutation import permutation_figure
+from posenc_lib.viz.spectrum import wavelength_spectrum
+from posenc_lib.viz.spiral import rope_spiral
 
 # name, live builder, static builder, (control, value a, value b) moved at the default sizes,
 # then the largest slider values to set, and the move timed there.
@@ -29,7 +38,7 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
     (
         "heatmap_explorer",
         Wd.heatmap_live,
-        F.encoding_heatmap,
+        encoding_heatmap,
         ("base", 1e4, 5e5),
         {"seq_len": 512, "dim": 512},
         ("base", 1e4, 5e5),
@@ -37,7 +46,7 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
     (
         "spiral_explorer",
         Wd.spiral_live,
-        F.rope_spiral,
+        rope_spiral,
         ("base", 1e4, 5e5),
         {"seq_len": 1024, "dim": 512},
         ("base", 1e4, 5e5),
@@ -45,7 +54,7 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
     (
         "decay_explorer",
         Wd.decay_live,
-        F.decay_curves,
+        decay_curves,
         ("base", 1e4, 5e5),
         {"max_distance": 1024, "dim": 512},
         ("base", 1e4, 5e5),
@@ -53,7 +62,7 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
     (
         "euler_explorer",
         Wd.euler_live,
-        F.unit_circle,
+        unit_circle,
         ("theta", 1.0, 2.0),
         {"n_terms": 30},
         ("theta", 5.0, 6.0),
@@ -61,7 +70,7 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
     (
         "alibi_explorer",
         Wd.alibi_live,
-        F.alibi_heatmaps,
+        alibi_heatmaps,
         ("head", 0, 1),
         {"n_heads": 64, "seq_len": 256},
         ("head", 62, 63),
@@ -69,7 +78,7 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
     (
         "rope_calculator",
         Wd.calculator_live,
-        F.wavelength_spectrum,
+        wavelength_spectrum,
         ("factor", 4.0, 8.0),
         {"dim": 512, "method": "yarn"},
         ("factor", 32.0, 64.0),
@@ -77,7 +86,7 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
     (
         "rotation_explorer",
         Wd.rotation_live,
-        F.rotation_figure,
+        rotation_figure,
         ("theta", 0.5, 1.5),
         {},
         ("theta", -6.0, 6.0),
@@ -85,7 +94,7 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
     (
         "offset_explorer",
         Wd.offset_live,
-        F.rope_offset_figure,
+        rope_offset_figure,
         ("offset", 0, 10),
         {"dim": 512},
         ("offset", 60, 64),
@@ -93,7 +102,7 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
     (
         "convention_explorer",
         Wd.convention_live,
-        F.convention_pairs_figure,
+        convention_pairs_figure,
         ("dim", 16, 18),
         {},
         ("dim", 62, 64),
@@ -101,7 +110,7 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
     (
         "permutation_explorer",
         Wd.permutation_live,
-        F.permutation_figure,
+        permutation_figure,
         ("order", 0, 5),
         {},
         ("base", 10.0, 1e6),
@@ -141,7 +150,7 @@ def main() -> None:
     size = (
         len(
             StaticFigure(
-                F.attention_heatmap(__import__("torch").full((3, 3), 1 / 3), ["我", "爱", "你"])
+                attention_heatmap(__import__("torch").full((3, 3), 1 / 3), ["我", "爱", "你"])
             )
             .to_html()
             .encode()

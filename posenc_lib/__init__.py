@@ -2,7 +2,7 @@
 
 The library behind *The Positional Encoding Book*. Torch tensors in and out, features last:
 ``x`` is ``(..., seq, dim)``. Angles and tables are computed in float64 and cast to the input's
-dtype. Figures live in :mod:`posenc_lib.viz` (re-exported by :mod:`posenc_lib.figures`), widgets
+dtype. Figures live in :mod:`posenc_lib.viz` (one module per figure family), widgets
 in :mod:`posenc_lib.widgets`; they are not imported here so that the core stays light.
 """
 

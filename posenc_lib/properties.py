@@ -4,14 +4,13 @@ Every function takes a table ``(seq, dim)`` (one row per position, from any sche
 :mod:`posenc_lib.schemes` or :mod:`posenc_lib.sinusoidal`) or the sinusoid's parameters, and returns
 a number or a tensor of numbers. The chapters quote these numbers instead of adjectives:
 "unbounded" becomes "the largest value is 999 at ``L = 1000``", "jumpy" becomes "neighbour steps
-range from 1 to 3.16".
+range from 1 to 3.16". Showing them as tables is the job of :mod:`posenc_lib.tables`.
 
 Distances are Euclidean and computed in float64.
 """
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable, Sequence
 
@@ -29,7 +28,6 @@ from ._validation import (
 from .sinusoidal import sinusoidal_frequencies, sinusoidal_table
 
 __all__ = [
-    "NumberTable",
     "div_term_errors",
     "div_term_exp_log",
     "div_term_max_abs_difference",
@@ -37,17 +35,14 @@ __all__ = [
     "div_term_reference",
     "dot_products_at_offset",
     "logit_terms",
-    "markdown_table",
     "max_abs_value",
     "measure_scheme",
     "min_pairwise_distance",
     "nearest_row_distances",
     "neighbour_distances",
-    "number_table",
     "offset_distances",
     "position_term_along_offset",
     "same_offset_gaps",
-    "table_excerpt",
 ]
 
 
@@ -387,101 +382,3 @@ def position_term_along_offset(
     pe_m = sinusoidal_table(m.numel(), dim, base, dtype=torch.float64, positions=m)
     pe_n = sinusoidal_table(m.numel(), dim, base, dtype=torch.float64, positions=m + k)
     return ((pe_m @ a) * pe_n).sum(-1)
-
-
-# ------------------------------------------------------------------ showing tables
-
-
-def table_excerpt(
-    table: torch.Tensor, *, first: int = 4, last: int = 2
-) -> tuple[list[int], torch.Tensor]:
-    """The first ``first`` and last ``last`` columns of a table ``(seq, dim)``.
-
-    Returns
-    -------
-    (list of int, torch.Tensor)
-        The column indices kept and the ``(seq, first + last)`` values.
-    """
-    t = check_float_tensor(table, "table", min_ndim=2)
-    if t.ndim != 2:
-        raise ValueError(f"table must have shape (seq, dim), got shape {tuple(t.shape)}")
-    first = check_int(first, "first", minimum=0, what="an integer >= 0")
-    last = check_int(last, "last", minimum=0, what="an integer >= 0")
-    dim = t.shape[1]
-    if first + last > dim:
-        raise ValueError(f"first + last must be <= dim = {dim}, got {first + last}")
-    cols = list(range(first)) + list(range(dim - last, dim))
-    return cols, t[:, cols]
-
-
-def _format_cells(
-    rows: Sequence[Sequence[object]], headers: Sequence[str], digits: object
-) -> tuple[list[str], list[list[str]]]:
-    """Headers and rows as strings; floats with ``digits`` significant digits."""
-    digits = check_int(digits, "digits", minimum=1, what="an integer >= 1")
-    head = [str(h) for h in headers]
-
-    def cell(v: object) -> str:
-        if isinstance(v, torch.Tensor) and v.ndim == 0:
-            v = v.item()
-        if isinstance(v, float):
-            if math.isinf(v) or math.isnan(v):
-                return str(v)
-            return f"{v:.{digits}g}"
-        return str(v)
-
-    body = []
-    for row in rows:
-        row = list(row)
-        if len(row) != len(head):
-            raise ValueError(f"each row must have {len(head)} cells, got {len(row)}: {row!r}")
-        body.append([cell(v) for v in row])
-    return head, body
-
-
-def markdown_table(
-    rows: Sequence[Sequence[object]], headers: Sequence[str], *, digits: int = 4
-) -> str:
-    """A Markdown table; floats are printed with ``digits`` significant digits."""
-    head, body = _format_cells(rows, headers, digits)
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([line(head), "|" + "---|" * len(head), *(line(r) for r in body)])
-
-
-class NumberTable:
-    """A small table of measured numbers that displays as HTML in notebooks and in the book.
-
-    (The book renders notebook Markdown output as CommonMark, which has no tables, so the
-    table is shown as HTML; ``str()`` gives the Markdown form.)
-    """
-
-    def __init__(self, headers: list[str], rows: list[list[str]], markdown: str) -> None:
-        self.headers, self.rows, self.markdown = headers, rows, markdown
-
-    def _repr_html_(self) -> str:
-        def tr(cells: list[str], tag: str) -> str:
-            return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
-
-        body = "".join(tr(r, "td") for r in self.rows)
-        return (f'<table class="table posenc-numbers"><thead>{tr(self.headers, "th")}</thead>'
-                f"<tbody>{body}</tbody></table>")
-
-    def __str__(self) -> str:
-        return self.markdown
-
-    def __repr__(self) -> str:
-        return self.markdown
-
-
-def number_table(
-    rows: Sequence[Sequence[object]], headers: Sequence[str], *, digits: int = 4
-) -> NumberTable:
-    """A displayable table (HTML in a notebook or the book, Markdown as ``str``).
-
-    Floats are printed with ``digits`` significant digits. Make it the last expression of a cell.
-    """
-    head, body = _format_cells(rows, headers, digits)
-    return NumberTable(head, body, markdown_table(rows, headers, digits=digits))

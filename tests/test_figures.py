@@ -17,8 +17,17 @@ from posenc_lib import (
     sinusoidal_table,
     yarn_inv_freq,
 )
-from posenc_lib import figures as F
 from posenc_lib.display import StaticFigure
+from posenc_lib.viz._style import BASE_GRID, INK, MUTED, PAPER, _with
+from posenc_lib.viz.alibi import alibi_heatmaps
+from posenc_lib.viz.attention import attention_heatmap
+from posenc_lib.viz.conventions import convention_pairs_figure
+from posenc_lib.viz.decay import decay_curves
+from posenc_lib.viz.euler import rotation_figure, unit_circle
+from posenc_lib.viz.heatmap import encoding_heatmap, heatmap_static_rows
+from posenc_lib.viz.offset import rope_offset_figure
+from posenc_lib.viz.spectrum import METHODS, format_hf_config, hf_rope_config, wavelength_spectrum
+from posenc_lib.viz.spiral import default_pairs, rope_spiral
 
 
 def _steps(fig: go.Figure, k: int = 0) -> list:
@@ -33,7 +42,7 @@ def _html_kb(fig: go.Figure) -> float:
 
 
 def test_heatmap_without_sliders_is_the_exact_table() -> None:
-    fig = F.encoding_heatmap(40, 24, 500.0, sliders=False)
+    fig = encoding_heatmap(40, 24, 500.0, sliders=False)
     (trace,) = fig.data
     np.testing.assert_array_equal(trace.z, sinusoidal_table(40, 24, 500.0).numpy())
     assert trace.zmid == 0 and trace.colorscale == go.Heatmap(colorscale="RdBu").colorscale
@@ -48,7 +57,7 @@ def test_heatmap_other_schemes_use_their_tables(scheme: str) -> None:
         "normalized": normalized_encoding,
         "binary": binary_encoding,
     }[scheme](16, 8)
-    fig = F.encoding_heatmap(16, 8, scheme=scheme)
+    fig = encoding_heatmap(16, 8, scheme=scheme)
     np.testing.assert_array_equal(fig.data[0].z, table.numpy())
 
 
@@ -61,12 +70,12 @@ def test_naive_schemes_get_a_static_length_slider(scheme: str) -> None:
         "normalized": normalized_encoding,
         "binary": binary_encoding,
     }[scheme]
-    fig = F.encoding_heatmap(64, 16, scheme=scheme)
+    fig = encoding_heatmap(64, 16, scheme=scheme)
     (slider,) = fig.layout.sliders
     lengths = [int(step.label) for step in slider.steps]
     assert lengths[slider.active] == 64 and 1024 in lengths
     for step, length in zip(slider.steps, lengths, strict=True):
-        rows = F.heatmap_static_rows(length)
+        rows = heatmap_static_rows(length)
         z = np.asarray(step.args[0]["z"][0], dtype=float)
         np.testing.assert_allclose(z, build(length, 16).numpy()[rows], atol=5e-5)
         np.testing.assert_array_equal(step.args[0]["y"][0], rows)
@@ -77,8 +86,8 @@ def test_naive_schemes_get_a_static_length_slider(scheme: str) -> None:
 
 
 def test_heatmap_every_static_step_holds_the_sampled_table() -> None:
-    fig = F.encoding_heatmap()  # seq_len 128, dim 128, base 10 000
-    rows = F.heatmap_static_rows(128)
+    fig = encoding_heatmap()  # seq_len 128, dim 128, base 10 000
+    rows = heatmap_static_rows(128)
     assert len(rows) == 64 and rows[1] == 2  # stride 2: the fastest pair still has 3 rows a turn
     buttons = fig.layout.updatemenus[0].buttons
     labels = [s.label for s in _steps(fig)]
@@ -88,7 +97,7 @@ def test_heatmap_every_static_step_holds_the_sampled_table() -> None:
         visible = button.args[0]["visible"]
         g = visible.index(True)
         x = np.asarray(button.args[0]["x"][g])
-        for step, base in zip(_steps(fig), F._with(F.BASE_GRID, 1e4), strict=True):
+        for step, base in zip(_steps(fig), _with(BASE_GRID, 1e4), strict=True):
             z = np.asarray(step.args[0]["z"][g], dtype=float)
             want = sinusoidal_table(128, d, base).numpy()[rows][:, x]
             np.testing.assert_allclose(z, want, atol=0.0051)  # rounded to 2 decimals
@@ -103,7 +112,7 @@ def test_heatmap_every_static_step_holds_the_sampled_table() -> None:
 
 
 def test_heatmap_opens_on_off_grid_values() -> None:
-    fig = F.encoding_heatmap(20, 10, 777.0)
+    fig = encoding_heatmap(20, 10, 777.0)
     assert "777" in [s.label for s in _steps(fig)]
     assert "d = 10" in [b.label for b in fig.layout.updatemenus[0].buttons]
 
@@ -112,7 +121,7 @@ def test_heatmap_opens_on_off_grid_values() -> None:
 
 
 def test_spiral_helices_and_clock_are_rope_rotations() -> None:
-    fig = F.rope_spiral(dim=16, seq_len=50, pairs=[0, 3], position=7)
+    fig = rope_spiral(dim=16, seq_len=50, pairs=[0, 3], position=7)
     theta = rope_inv_freq(16).numpy()
     m = np.arange(50)
     for trace, i in zip(fig.data[:2], [0, 3], strict=True):
@@ -122,13 +131,13 @@ def test_spiral_helices_and_clock_are_rope_rotations() -> None:
     tips = fig.data[-1]
     angle = np.arctan2(tips.y, tips.x)
     np.testing.assert_allclose(np.cos(angle - 7 * theta), 1.0, atol=1e-9)
-    for step, base in zip(_steps(fig), F._with(F.BASE_GRID, 1e4), strict=True):
+    for step, base in zip(_steps(fig), _with(BASE_GRID, 1e4), strict=True):
         t = rope_inv_freq(16, base).numpy()
         np.testing.assert_allclose(step.args[0]["x"][1], np.cos(m * t[3]), atol=6e-4)
 
 
 def test_spiral_default_pairs_span_fast_to_slow() -> None:
-    assert F.default_pairs(64) == [0, 2, 9, 31]
+    assert default_pairs(64) == [0, 2, 9, 31]
 
 
 # --- decay: tests/test_decay_figure.py ---
@@ -138,7 +147,7 @@ def test_spiral_default_pairs_span_fast_to_slow() -> None:
 
 
 def test_unit_circle_path_ends_at_the_partial_sum() -> None:
-    fig = F.unit_circle(theta=1.0, n_terms=6)
+    fig = unit_circle(theta=1.0, n_terms=6)
     shown = [t for t in fig.data[2:] if t.visible]
     assert len(shown) == 1
     end = complex(shown[0].x[-1], shown[0].y[-1])
@@ -159,7 +168,7 @@ def test_unit_circle_path_ends_at_the_partial_sum() -> None:
 
 
 def test_alibi_bias_and_weights_per_head() -> None:
-    fig = F.alibi_heatmaps(n_heads=6, seq_len=10, head=2)
+    fig = alibi_heatmaps(n_heads=6, seq_len=10, head=2)
     bias = alibi_bias(6, 10).numpy()
     steps = _steps(fig)
     assert len(steps) == 6 and fig.layout.sliders[0].active == 2
@@ -176,32 +185,32 @@ def test_alibi_bias_and_weights_per_head() -> None:
 
 
 def test_spectrum_factor_steps_match_the_scaling_functions() -> None:
-    fig = F.wavelength_spectrum(dim=64, train_len=4096, method="yarn", factor=4.0)
+    fig = wavelength_spectrum(dim=64, train_len=4096, method="yarn", factor=4.0)
     methods = [b.label for b in fig.layout.updatemenus[0].buttons]
     assert len(methods) == 6
-    yarn = 1 + list(F.METHODS).index("yarn")
+    yarn = 1 + list(METHODS).index("yarn")
     assert fig.data[yarn].visible is True
     for step in _steps(fig):
         f = float(step.label)
         ys = step.args[0]["y"]
         inv, _ = yarn_inv_freq(64, 1e4, f, 4096)
         np.testing.assert_allclose(ys[yarn - 1], 2 * np.pi / inv.numpy(), rtol=1e-3, atol=0.06)
-        pi = np.asarray(step.args[0]["customdata"][list(F.METHODS).index("pi")])
+        pi = np.asarray(step.args[0]["customdata"][list(METHODS).index("pi")])
         np.testing.assert_allclose(pi, f, rtol=1e-3)  # PI interpolates every pair by s
         assert ys[-1] == [4096 * f] * 2
 
 
 def test_hf_rope_config() -> None:
-    assert F.hf_rope_config("yarn", 4.0, 4096)["rope_scaling"] == {
+    assert hf_rope_config("yarn", 4.0, 4096)["rope_scaling"] == {
         "rope_type": "yarn",
         "factor": 4.0,
         "original_max_position_embeddings": 4096,
     }
-    assert F.hf_rope_config("abf", 1.0, 4096) == {"rope_theta": 500000.0, "rope_scaling": None}
-    assert F.hf_rope_config("pi", 2.0, 4096)["rope_scaling"]["rope_type"] == "linear"
-    ntk = F.hf_rope_config("ntk", 4.0, 4096, 10000.0, 128)["rope_theta"]
+    assert hf_rope_config("abf", 1.0, 4096) == {"rope_theta": 500000.0, "rope_scaling": None}
+    assert hf_rope_config("pi", 2.0, 4096)["rope_scaling"]["rope_type"] == "linear"
+    ntk = hf_rope_config("ntk", 4.0, 4096, 10000.0, 128)["rope_theta"]
     assert ntk == pytest.approx(10000 * 4 ** (128 / 126), abs=0.05)
-    assert "rope_theta = 500000.0" in F.format_hf_config(F.hf_rope_config("abf", 1.0, 4096))
+    assert "rope_theta = 500000.0" in format_hf_config(hf_rope_config("abf", 1.0, 4096))
 
 
 # --- attention, rotation, offset, conventions ---
@@ -209,14 +218,14 @@ def test_hf_rope_config() -> None:
 
 def test_attention_heatmap_keeps_chinese_and_repeated_tokens() -> None:
     w = torch.softmax(torch.randn(4, 4, generator=torch.Generator().manual_seed(0)), -1)
-    fig = F.attention_heatmap(w, ["我", "爱", "你", "我"])
+    fig = attention_heatmap(w, ["我", "爱", "你", "我"])
     assert list(fig.layout.xaxis.ticktext) == ["我", "爱", "你", "我"]
     np.testing.assert_allclose(fig.data[0].z, w.numpy(), rtol=1e-6)
     assert "Noto Sans CJK SC" in fig.layout.template.layout.font.family
 
 
 def test_rotation_multiplies_by_e_i_theta() -> None:
-    fig = F.rotation_figure(theta=0.5, z=1 + 0.5j)
+    fig = rotation_figure(theta=0.5, z=1 + 0.5j)
     w = complex(fig.data[2].x[1], fig.data[2].y[1])
     assert w == pytest.approx((1 + 0.5j) * complex(math.cos(0.5), math.sin(0.5)))
     for step in _steps(fig):
@@ -225,7 +234,7 @@ def test_rotation_multiplies_by_e_i_theta() -> None:
 
 
 def test_rope_score_is_constant_under_a_shared_shift() -> None:
-    fig = F.rope_offset_figure(dim=32, offset=8, max_offset=32)
+    fig = rope_offset_figure(dim=32, offset=8, max_offset=32)
     rope_score, added = np.asarray(fig.data[2].y), np.asarray(fig.data[3].y)
     assert np.ptp(rope_score) < 1e-10
     assert np.ptp(added) > 0.1  # additive sinusoids do not give a shift-invariant score
@@ -236,7 +245,7 @@ def test_rope_score_is_constant_under_a_shared_shift() -> None:
 
 
 def test_convention_figure_draws_the_permutation() -> None:
-    fig = F.convention_pairs_figure(8, sliders=False)
+    fig = convention_pairs_figure(8, sliders=False)
     perm = interleaved_to_half_permutation(8).tolist()
     assert list(fig.data[3].text) == [str(p) for p in perm]
     top, bottom = fig.data[2].marker.color, fig.data[3].marker.color
@@ -254,29 +263,29 @@ def _luminance(hex_colour: str) -> float:
 
 
 def test_template_text_contrast_meets_wcag_aaa() -> None:
-    lo, hi = sorted((_luminance(F.INK), _luminance(F.PAPER)))
+    lo, hi = sorted((_luminance(INK), _luminance(PAPER)))
     assert (hi + 0.05) / (lo + 0.05) >= 7
-    lo, hi = sorted((_luminance(F.MUTED), _luminance(F.PAPER)))
+    lo, hi = sorted((_luminance(MUTED), _luminance(PAPER)))
     assert (hi + 0.05) / (lo + 0.05) >= 4.5
 
 
 BUILDERS = [
-    F.encoding_heatmap,
-    F.rope_spiral,
-    F.decay_curves,
-    F.unit_circle,
-    F.alibi_heatmaps,
-    F.wavelength_spectrum,
-    F.rotation_figure,
-    F.rope_offset_figure,
-    F.convention_pairs_figure,
+    encoding_heatmap,
+    rope_spiral,
+    decay_curves,
+    unit_circle,
+    alibi_heatmaps,
+    wavelength_spectrum,
+    rotation_figure,
+    rope_offset_figure,
+    convention_pairs_figure,
 ]
 
 
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
 def test_static_figures_are_small_titled_and_templated(builder) -> None:
     fig = builder()
-    assert fig.layout.template.layout.paper_bgcolor == F.PAPER
+    assert fig.layout.template.layout.paper_bgcolor == PAPER
     assert fig.layout.title.text
     assert _html_kb(fig) < 330
 
@@ -284,23 +293,23 @@ def test_static_figures_are_small_titled_and_templated(builder) -> None:
 @pytest.mark.parametrize(
     ("builder", "kwargs", "name"),
     [
-        (F.encoding_heatmap, {"dim": 7}, "dim"),
-        (F.encoding_heatmap, {"base": -1.0}, "base"),
-        (F.encoding_heatmap, {"scheme": "learned"}, "scheme"),
-        (F.encoding_heatmap, {"seq_len": 0}, "seq_len"),
-        (F.rope_spiral, {"pairs": [0, 99]}, "pairs"),
-        (F.rope_spiral, {"position": 999}, "position"),
-        (F.decay_curves, {"max_distance": 0}, "max_distance"),
-        (F.decay_curves, {"base": float("inf")}, "base"),
-        (F.unit_circle, {"n_terms": 0}, "n_terms"),
-        (F.unit_circle, {"theta": float("nan")}, "theta"),
-        (F.alibi_heatmaps, {"n_heads": 0}, "n_heads"),
-        (F.alibi_heatmaps, {"head": 8}, "head"),
-        (F.wavelength_spectrum, {"factor": 0.5}, "factor"),
-        (F.wavelength_spectrum, {"method": "rope"}, "method"),
-        (F.rotation_figure, {"z": 0j}, "z"),
-        (F.rope_offset_figure, {"offset": 65}, "offset"),
-        (F.convention_pairs_figure, {"dim": 3}, "dim"),
+        (encoding_heatmap, {"dim": 7}, "dim"),
+        (encoding_heatmap, {"base": -1.0}, "base"),
+        (encoding_heatmap, {"scheme": "learned"}, "scheme"),
+        (encoding_heatmap, {"seq_len": 0}, "seq_len"),
+        (rope_spiral, {"pairs": [0, 99]}, "pairs"),
+        (rope_spiral, {"position": 999}, "position"),
+        (decay_curves, {"max_distance": 0}, "max_distance"),
+        (decay_curves, {"base": float("inf")}, "base"),
+        (unit_circle, {"n_terms": 0}, "n_terms"),
+        (unit_circle, {"theta": float("nan")}, "theta"),
+        (alibi_heatmaps, {"n_heads": 0}, "n_heads"),
+        (alibi_heatmaps, {"head": 8}, "head"),
+        (wavelength_spectrum, {"factor": 0.5}, "factor"),
+        (wavelength_spectrum, {"method": "rope"}, "method"),
+        (rotation_figure, {"z": 0j}, "z"),
+        (rope_offset_figure, {"offset": 65}, "offset"),
+        (convention_pairs_figure, {"dim": 3}, "dim"),
     ],
 )
 def test_bad_parameters_raise_value_error_naming_them(builder, kwargs: dict, name: str) -> None:
@@ -310,17 +319,17 @@ def test_bad_parameters_raise_value_error_naming_them(builder, kwargs: dict, nam
 
 def test_wrong_types_raise_type_error() -> None:
     with pytest.raises(TypeError, match="dim"):
-        F.encoding_heatmap(dim=64.0)  # type: ignore[arg-type]
+        encoding_heatmap(dim=64.0)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="weights"):
-        F.attention_heatmap([[1.0]], ["a"])  # type: ignore[arg-type]
+        attention_heatmap([[1.0]], ["a"])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="tokens"):
-        F.attention_heatmap(np.eye(2), ["a"])
+        attention_heatmap(np.eye(2), ["a"])
 
 
 def test_extreme_values_build() -> None:
-    F.encoding_heatmap(512, 512, 1e6, sliders=False)
-    F.rope_spiral(dim=512, base=1e6, seq_len=1024, sliders=False)
-    F.unit_circle(theta=-100.0, n_terms=200, sliders=False)
-    F.alibi_heatmaps(n_heads=64, seq_len=256, head=63, sliders=False)
-    F.wavelength_spectrum(dim=512, base=1e6, factor=64.0, method="llama3", sliders=False)
-    F.decay_curves(dim=4, base=1.5, max_distance=1, sliders=False)
+    encoding_heatmap(512, 512, 1e6, sliders=False)
+    rope_spiral(dim=512, base=1e6, seq_len=1024, sliders=False)
+    unit_circle(theta=-100.0, n_terms=200, sliders=False)
+    alibi_heatmaps(n_heads=64, seq_len=256, head=63, sliders=False)
+    wavelength_spectrum(dim=512, base=1e6, factor=64.0, method="llama3", sliders=False)
+    decay_curves(dim=4, base=1.5, max_distance=1, sliders=False)

@@ -17,17 +17,14 @@ from posenc_lib.properties import (
     div_term_reference,
     dot_products_at_offset,
     logit_terms,
-    markdown_table,
     max_abs_value,
     measure_scheme,
     min_pairwise_distance,
     nearest_row_distances,
     neighbour_distances,
-    number_table,
     offset_distances,
     position_term_along_offset,
     same_offset_gaps,
-    table_excerpt,
 )
 from posenc_lib.schemes import binary_encoding, integer_encoding, normalized_encoding
 from posenc_lib.sinusoidal import sinusoidal_shift_matrix, sinusoidal_table
@@ -183,25 +180,3 @@ def test_logit_terms_validation():
         position_term_along_offset(torch.zeros(4, 2), 1, [0, 1])
     with pytest.raises(ValueError, match="even"):
         position_term_along_offset(torch.zeros(3, 3), 1, [0, 1])
-
-
-def test_table_excerpt_and_markdown():
-    t = sinusoidal_table(3, 512, dtype=F64)
-    cols, vals = table_excerpt(t, first=4, last=2)
-    assert cols == [0, 1, 2, 3, 510, 511]
-    assert torch.equal(vals, t[:, cols])
-    assert vals[1, 0].item() == pytest.approx(math.sin(1.0))
-    rows = [["我", 0.123456, 1], ["a|b", float("inf"), 2]]
-    md = markdown_table(rows, ["token", "v", "n"], digits=3)
-    assert md.splitlines()[0] == "| token | v | n |"
-    assert "0.123" in md and "a\\|b" in md and "inf" in md
-    with pytest.raises(ValueError, match="cells"):
-        markdown_table([[1, 2]], ["a"])
-    table = number_table([["<b>", 1.5]], ["x", "y"], digits=2)
-    html = table._repr_html_()
-    assert html.startswith("<table") and "&lt;b&gt;" in html and "<td>1.5</td>" in html
-    assert str(table) == markdown_table([["<b>", 1.5]], ["x", "y"], digits=2)
-    with pytest.raises(ValueError, match="digits"):
-        number_table([[1]], ["a"], digits=0)
-    with pytest.raises(ValueError, match="first"):
-        table_excerpt(t, first=400, last=200)

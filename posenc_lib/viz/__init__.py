@@ -15,8 +15,8 @@ spectra); these modules only lay them out, one module per figure family:
 - :mod:`posenc_lib.viz.permutation`: one attention head on every ordering of a sentence.
 
 The private ``_style`` (template, colours, slider grids and layout helpers) and ``_checks``
-(argument validation) modules are shared by all of them. :mod:`posenc_lib.figures` re-exports
-every builder under its old name.
+(argument validation) modules are shared by all of them. Import a builder from its module,
+e.g. ``from posenc_lib.viz.heatmap import encoding_heatmap``.
 
 Each builder takes ``sliders=True`` to add plotly's own sliders and buttons with precomputed steps,
 so the figure stays explorable in the static book (no kernel). The live widgets of
