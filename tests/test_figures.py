@@ -58,7 +58,7 @@ def test_heatmap_other_schemes_use_their_tables(scheme: str) -> None:
         "binary": binary_encoding,
     }[scheme](16, 8)
     fig = encoding_heatmap(16, 8, scheme=scheme)
-    np.testing.assert_array_equal(fig.data[0].z, table.numpy())
+    np.testing.assert_allclose(fig.data[0].z, table.numpy(), atol=5e-5)  # 4 decimals
 
 
 @pytest.mark.parametrize("scheme", ["integer", "normalized", "binary"])
@@ -76,19 +76,38 @@ def test_naive_schemes_get_a_static_length_slider(scheme: str) -> None:
     assert lengths[slider.active] == 64 and 1024 in lengths
     for step, length in zip(slider.steps, lengths, strict=True):
         rows = heatmap_static_rows(length)
+        labels = step.args[0]["y"][0]
         z = np.asarray(step.args[0]["z"][0], dtype=float)
-        np.testing.assert_allclose(z, build(length, 16).numpy()[rows], atol=5e-5)
-        np.testing.assert_array_equal(step.args[0]["y"][0], rows)
+        drawn = [k for k, label in enumerate(labels) if label != "⋮"]
+        assert [int(labels[k]) for k in drawn] == rows.tolist()
+        np.testing.assert_allclose(z[drawn], build(length, 16).numpy()[rows], atol=5e-5)
+        assert np.isnan(np.delete(z, drawn, axis=0)).all()  # the gap row is blank
         if scheme == "integer":  # the colour scale follows the unbounded values
             assert step.args[0]["zmax"][0] == length - 1
         if scheme == "normalized" and length > 2:  # the same offset shrinks as L grows
-            assert z[1, 0] - z[0, 0] == pytest.approx(rows[1] / (length - 1), abs=5e-5)
+            assert z[1, 0] - z[0, 0] == pytest.approx(1 / (length - 1), abs=5e-5)
+        if scheme == "binary" and length >= 2:  # bit 0 flips at every shown position
+            assert np.all(np.diff(z[drawn][: min(length, 32), 0]) != 0)
+
+
+def test_static_rows_are_consecutive_windows_never_strided() -> None:
+    np.testing.assert_array_equal(heatmap_static_rows(40), np.arange(40))
+    rows = heatmap_static_rows(128)
+    np.testing.assert_array_equal(rows, np.r_[0:32, 96:128])
+    for length in (65, 1000, 4096):
+        first, last = np.split(heatmap_static_rows(length), 2)
+        assert (np.diff(first) == 1).all() and (np.diff(last) == 1).all()
+        assert last[-1] == length - 1
+    for bad in (0, 2.5, -3, 5000):
+        with pytest.raises((ValueError, TypeError), match="seq_len"):
+            heatmap_static_rows(bad)
 
 
 def test_heatmap_every_static_step_holds_the_sampled_table() -> None:
     fig = encoding_heatmap()  # seq_len 128, dim 128, base 10 000
     rows = heatmap_static_rows(128)
-    assert len(rows) == 64 and rows[1] == 2  # stride 2: the fastest pair still has 3 rows a turn
+    assert len(rows) == 64 and (np.diff(rows[:32]) == 1).all()  # consecutive: no aliasing
+    drawn = np.r_[0:32, 33:65]  # row 32 of each z is the blank gap between the two windows
     buttons = fig.layout.updatemenus[0].buttons
     labels = [s.label for s in _steps(fig)]
     assert "10 000" in labels and "500 000" in labels and labels[0] == "10" and labels[-1] == "1e6"
@@ -100,14 +119,17 @@ def test_heatmap_every_static_step_holds_the_sampled_table() -> None:
         for step, base in zip(_steps(fig), _with(BASE_GRID, 1e4), strict=True):
             z = np.asarray(step.args[0]["z"][g], dtype=float)
             want = sinusoidal_table(128, d, base).numpy()[rows][:, x]
-            np.testing.assert_allclose(z, want, atol=0.0051)  # rounded to 2 decimals
+            np.testing.assert_allclose(z[drawn], want, atol=0.0051)  # rounded to 2 decimals
+            assert np.isnan(z[32]).all()
     # The figure opens on the caller's values: base 10 000, d = 128.
     assert fig.layout.sliders[0].active == labels.index("10 000")
     shown = [t for t in fig.data if t.visible]
     assert len(shown) == 1
-    np.testing.assert_array_equal(
-        shown[0].z, sinusoidal_table(128, 128).numpy()[rows][:, np.asarray(shown[0].x)]
+    z0 = np.asarray(shown[0].z, dtype=float)[drawn]
+    np.testing.assert_allclose(
+        z0, sinusoidal_table(128, 128).numpy()[rows][:, np.asarray(shown[0].x)], atol=5e-5
     )
+    assert list(shown[0].y[:3]) == ["0", "1", "2"] and shown[0].y[32] == "⋮"
     assert _html_kb(fig) < 330
 
 

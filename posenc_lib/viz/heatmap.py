@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any
 
@@ -32,8 +31,12 @@ __all__ = [
 
 SCHEMES = ("sinusoidal", "integer", "normalized", "binary")
 
-# Static heatmaps show at most this many rows and (sin, cos) pairs per slider step.
+# Static heatmaps show at most this many rows and (sin, cos) pairs per slider step. The rows are
+# consecutive positions (the first and the last _MAX_ROWS // 2), never every k-th position: a
+# strided sample aliases (bit 0 of the binary code, or a pair turning one radian per position,
+# sampled every other row looks constant or slow).
 _MAX_ROWS = 64
+_GAP_LABEL = "⋮"
 _MAX_PAIRS = 32
 # The naive schemes' static figure: a slider over the sequence length L, the knob they depend on
 # (integer: the values grow with L; normalised: the step 1/(L − 1) shrinks; binary: more bits).
@@ -104,9 +107,42 @@ def _pair_columns(pairs: np.ndarray) -> np.ndarray:
 
 
 def heatmap_static_rows(seq_len: int) -> np.ndarray:
-    """Positions a static heatmap step shows: all of them up to 64, else every k-th."""
-    stride = max(1, math.ceil(seq_len / _MAX_ROWS))
-    return np.arange(0, seq_len, stride)
+    """Positions a static heatmap step shows: all of them up to 64, else the first and last 32.
+
+    Both windows are consecutive positions, so no pattern is aliased by sampling (a strided sample
+    would make a column that flips at every position look constant).
+
+    Parameters
+    ----------
+    seq_len : int
+        Number of positions of the table, 1 … 4096.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(min(seq_len, 64),)`` increasing integer positions.
+    """
+    seq_len = _int(seq_len, "seq_len", 1, 4096)
+    if seq_len <= _MAX_ROWS:
+        return np.arange(seq_len)
+    half = _MAX_ROWS // 2
+    return np.concatenate((np.arange(half), np.arange(seq_len - half, seq_len)))
+
+
+def _row_labels(rows: np.ndarray) -> list[str]:
+    """Category labels of the shown rows, with a gap row where positions are skipped."""
+    labels: list[str] = []
+    for k, p in enumerate(rows.tolist()):
+        if k and p != rows[k - 1] + 1:
+            labels.append(_GAP_LABEL)
+        labels.append(str(p))
+    return labels
+
+
+def _with_gap(z: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``z`` (a row per shown position) plus a NaN row (drawn blank) where positions are skipped."""
+    jumps = [k for k in range(1, len(rows)) if rows[k] != rows[k - 1] + 1]
+    return np.insert(np.asarray(z, dtype=np.float64), jumps, np.nan, axis=0)
 
 
 def encoding_heatmap(
@@ -183,15 +219,16 @@ def encoding_heatmap(
 
     def z_for(g: int, b: float) -> np.ndarray:
         d = group_dims[g][0]
-        return _encoding_table("sinusoidal", seq_len, d, b)[rows][:, _pair_columns(pairs_of[d])]
+        table = _encoding_table("sinusoidal", seq_len, d, b)
+        return _with_gap(table[rows][:, _pair_columns(pairs_of[d])], rows)
 
     for g in range(len(group_dims)):
         d_show = dim if group_of[dim] == g else group_dims[g][0]
         fig.add_trace(
             go.Heatmap(
-                z=z_for(g, base),
+                z=_lists(z_for(g, base), 4),
                 x=_pair_columns(pairs_of[d_show]),
-                y=rows,
+                y=_row_labels(rows),
                 visible=group_of[dim] == g,
                 hovertemplate=_heatmap_hover("sinusoidal", base, None),
                 colorbar=colorbar,
@@ -232,6 +269,7 @@ def encoding_heatmap(
             }
         )
     layout["xaxis"]["title"]["text"] = _heatmap_xtitle(dim, len(pairs_of[dim]))
+    layout["yaxis"].update(_static_yaxis(seq_len))
     fig.update_layout(
         **layout,
         sliders=[_slider(steps, bases.index(base), "base b = ")],
@@ -239,6 +277,15 @@ def encoding_heatmap(
         margin={"b": 120},
     )
     return _style(fig, title, height=540)
+
+
+def _static_yaxis(seq_len: int) -> dict[str, Any]:
+    """Categorical position axis: the shown rows stay adjacent, with a blank row at the gap."""
+    shown = len(heatmap_static_rows(seq_len))
+    text = "position p" if shown == seq_len else (
+        f"position p (first and last {_MAX_ROWS // 2} of {seq_len}, consecutive)"
+    )
+    return {"type": "category", "title": {"text": text}}
 
 
 def _heatmap_xtitle(dim: int, shown_pairs: int) -> str:
@@ -265,9 +312,10 @@ def _naive_heatmap_with_length_slider(
     def state(length: int) -> dict[str, Any]:
         rows = heatmap_static_rows(length)
         z = _encoding_table(scheme, length, dim, 1.0)[rows][:, columns]  # (rows, columns)
-        return {"z": z, "y": rows, **_heatmap_colors(scheme, length)}
+        return {"z": _with_gap(z, rows), "y": _row_labels(rows), **_heatmap_colors(scheme, length)}
 
     first = state(seq_len)
+    first["z"] = _lists(first["z"], 4)
     fig.add_trace(
         go.Heatmap(
             **first,
@@ -284,13 +332,17 @@ def _naive_heatmap_with_length_slider(
                 "method": "restyle",
                 "label": str(length),
                 "args": [
-                    {"z": [_lists(st["z"], 4)], "y": [st["y"].tolist()], "zmax": [st["zmax"]]},
+                    {"z": [_lists(st["z"], 4)], "y": [st["y"]], "zmax": [st["zmax"]]},
                     [0],
                 ],
             }
         )
     shown = "" if len(columns) == dim else f"; first {len(columns)} of {dim} shown"
     layout["xaxis"]["title"]["text"] = f"dimension index (d = {dim}{shown})"
+    # The slider changes L, so the axis title names the window rule, not one length.
+    layout["yaxis"].update(type="category", title={
+        "text": f"position p (at most the first and last {_MAX_ROWS // 2}, consecutive)"
+    })
     fig.update_layout(
         **layout,
         sliders=[_slider(steps, lengths.index(seq_len), "sequence length L = ")],
