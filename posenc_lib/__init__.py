@@ -34,7 +34,13 @@ from .scaling import (
     yarn_correction_range,
     yarn_inv_freq,
 )
-from .schemes import binary_encoding, integer_encoding, normalized_encoding
+from .schemes import (
+    binary_encoding,
+    integer_encoding,
+    learned_encoding,
+    normalized_encoding,
+    sines_only_encoding,
+)
 from .sinusoidal import (
     SinusoidalPositionalEncoding,
     sinusoidal_frequencies,
@@ -63,6 +69,7 @@ __all__ = [
     "euler_partial_sums",
     "integer_encoding",
     "interleaved_to_half_permutation",
+    "learned_encoding",
     "llama3_inv_freq",
     "normalized_encoding",
     "ntk_inv_freq",
@@ -75,6 +82,7 @@ __all__ = [
     "rope_rotation_matrix",
     "rotate_complex",
     "rotate_half",
+    "sines_only_encoding",
     "sinusoidal_frequencies",
     "sinusoidal_shift_matrix",
     "sinusoidal_similarity",

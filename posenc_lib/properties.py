@@ -28,12 +28,16 @@ from ._validation import (
 from .sinusoidal import sinusoidal_frequencies, sinusoidal_table
 
 __all__ = [
+    "SCORECARD_CRITERIA",
+    "closest_pair_relative",
     "div_term_errors",
     "div_term_exp_log",
     "div_term_max_abs_difference",
     "div_term_power",
     "div_term_reference",
+    "dot_product_spread",
     "dot_products_at_offset",
+    "length_dependence",
     "logit_terms",
     "max_abs_value",
     "measure_scheme",
@@ -43,6 +47,7 @@ __all__ = [
     "offset_distances",
     "position_term_along_offset",
     "same_offset_gaps",
+    "scorecard",
 ]
 
 
@@ -217,6 +222,168 @@ def measure_scheme(table: torch.Tensor, *, offset: int = 1) -> dict[str, float]:
         "step_max": float(steps.max()),
         "offset_spread": float(at_k.max() - at_k.min()),
     }
+
+
+# ------------------------------------------------------------------ the scorecard of chapter 2
+
+#: Pass marks of :func:`scorecard`, one per measured column.
+#:
+#: - ``length_dependence``: a position's code may not change with the sequence length (float64
+#:   rounding allowed);
+#: - ``dot_product_spread``: ``PE(p)·PE(p+k)`` may not depend on ``p`` (float64 rounding allowed);
+#: - ``max_abs_long``: entries no larger than 1 at ``L = 10⁶`` (the size of an embedding's
+#:   entries; an undefined table fails);
+#: - ``closest_pair_relative``: the closest two codes differ by at least one bfloat16 rounding step
+#:   (``2⁻⁷``) of the largest code's norm, or they may become equal when stored in bfloat16.
+SCORECARD_CRITERIA: dict[str, float] = {
+    "length_dependence": 1e-12,
+    "dot_product_spread": 1e-9,
+    "max_abs_long": 1.0,
+    "closest_pair_relative": float(torch.finfo(torch.bfloat16).eps),
+}
+
+
+def length_dependence(
+    encoding: Callable[..., torch.Tensor], seq_len: int, dim: int, *, short_len: int | None = None
+) -> float:
+    """``max |PE_L(p) − PE_L'(p)|`` over the positions ``p < L'`` that both tables hold.
+
+    Zero when the code of a position does not depend on the length of the sequence it sits in
+    (wish 1 of chapter 2); the normalised encoding ``p/(L − 1)`` gives a large number.
+
+    Parameters
+    ----------
+    encoding
+        ``encoding(seq_len, dim) -> (seq_len, dim)``.
+    seq_len
+        The longer length ``L`` (>= 2).
+    dim
+        Feature dimension passed to ``encoding``.
+    short_len
+        The shorter length ``L'`` (1 … ``L − 1``); default ``max(L // 10, 1)``.
+    """
+    if not callable(encoding):
+        raise TypeError("encoding must be callable as encoding(seq_len, dim)")
+    seq_len = check_int(seq_len, "seq_len", minimum=2, what="an integer >= 2")
+    if short_len is None:
+        short_len = max(seq_len // 10, 1)
+    short_len = check_int(short_len, "short_len", minimum=1, what="an integer >= 1")
+    if short_len >= seq_len:
+        raise ValueError(f"short_len must be < seq_len = {seq_len}, got {short_len}")
+    long_table = _table(encoding(seq_len, dim), "encoding(seq_len, dim)")
+    short_table = _table(encoding(short_len, dim), "encoding(short_len, dim)")
+    return float((long_table[:short_len] - short_table).abs().max())
+
+
+def dot_product_spread(table: torch.Tensor, offset: int) -> float:
+    """Spread of ``PE(p)·PE(p+k)`` over ``p``, relative to the mean ``‖PE(p)‖²``.
+
+    ``(max_p − min_p) PE(p)·PE(p+k) / mean_p ‖PE(p)‖²``: zero when the dot product at offset
+    ``k`` depends on ``k`` only — translation invariance as attention, which compares by dot
+    products, sees it. Dividing by the squared norm makes the number independent of the table's
+    scale (``0.001·p`` scores as ``p`` does).
+
+    Parameters
+    ----------
+    table
+        ``(seq, dim)``, with at least ``|offset| + 1`` rows and not all zero.
+    offset
+        The offset ``k``.
+    """
+    t = _table(table)
+    dots = dot_products_at_offset(t, offset)
+    mean_sq = float((t * t).sum(dim=-1).mean())
+    if mean_sq == 0.0:
+        raise ValueError("table must not be all zeros (its mean squared norm divides the spread)")
+    return float(dots.max() - dots.min()) / mean_sq
+
+
+def closest_pair_relative(table: torch.Tensor) -> float:
+    """``min_{p≠q} ‖PE(p) − PE(q)‖ / max_p ‖PE(p)‖``: how distinct the closest codes are.
+
+    A scale-free version of :func:`min_pairwise_distance`: the integer codes 998 and 999 are
+    ``√d`` apart, but that is only 0.1 % of their length, and in bfloat16 they round to the same
+    vector. ``inf`` for fewer than two rows.
+
+    Parameters
+    ----------
+    table
+        ``(seq, dim)``, not all zero.
+    """
+    t = _table(table)
+    if t.shape[0] < 2:
+        return math.inf
+    largest = float(t.norm(dim=-1).max())
+    if largest == 0.0:
+        raise ValueError("table must not be all zeros")
+    return min_pairwise_distance(t) / largest
+
+
+def scorecard(
+    encoding: Callable[..., torch.Tensor],
+    *,
+    seq_len: int = 1000,
+    dim: int = 16,
+    offset: int = 5,
+    long_len: int = 10**6,
+) -> dict[str, object]:
+    """The four measured columns of chapter 2's scorecard for one encoding, with pass marks.
+
+    Parameters
+    ----------
+    encoding
+        ``encoding(seq_len, dim, dtype=...) -> (seq_len, dim)``, e.g. ``sinusoidal_table``.
+    seq_len
+        Length ``L`` of the measured table (2 … 10 000).
+    dim
+        Feature dimension (>= 1).
+    offset
+        Offset ``k`` of the dot-product spread (1 … ``seq_len − 1``).
+    long_len
+        Length at which the largest value is measured (>= ``seq_len``, at most ``2·10⁶``); the
+        table is built in float32. If ``encoding`` refuses this length (a learned table ends at
+        its ``max_len``, a binary code at ``2**dim``) the value is ``None`` and the column fails.
+
+    Returns
+    -------
+    dict
+        ``length_dependence``, ``dot_product_spread``, ``max_abs_long`` (float or ``None``),
+        ``closest_pair_relative``, and ``passes``: a dict of the same keys to bools, judged by
+        :data:`SCORECARD_CRITERIA`.
+    """
+    if not callable(encoding):
+        raise TypeError("encoding must be callable as encoding(seq_len, dim, dtype=...)")
+    seq_len = check_int(seq_len, "seq_len", minimum=2, what="an integer >= 2")
+    if seq_len > 10_000:
+        raise ValueError(f"seq_len must be <= 10000 (pairwise distances), got {seq_len}")
+    dim = check_int(dim, "dim", minimum=1, what="an integer >= 1")
+    offset = check_int(offset, "offset", minimum=1, what="an integer >= 1")
+    if offset >= seq_len:
+        raise ValueError(f"offset must be < seq_len = {seq_len}, got {offset}")
+    long_len = check_int(long_len, "long_len", minimum=seq_len, what=f"an integer >= {seq_len}")
+    if long_len * dim > 2 * 10**6 * 32:
+        raise ValueError(f"long_len * dim must be <= 6.4e7 entries, got {long_len} * {dim}")
+    table = _table(encoding(seq_len, dim, dtype=torch.float64))
+    try:
+        max_abs_long: float | None = max_abs_value(encoding(long_len, dim, dtype=torch.float32))
+    except ValueError:
+        max_abs_long = None
+    scores: dict[str, object] = {
+        "length_dependence": length_dependence(
+            lambda n, d: encoding(n, d, dtype=torch.float64), seq_len, dim
+        ),
+        "dot_product_spread": dot_product_spread(table, offset),
+        "max_abs_long": max_abs_long,
+        "closest_pair_relative": closest_pair_relative(table),
+    }
+    c = SCORECARD_CRITERIA
+    scores["passes"] = {
+        "length_dependence": scores["length_dependence"] <= c["length_dependence"],
+        "dot_product_spread": scores["dot_product_spread"] <= c["dot_product_spread"],
+        "max_abs_long": max_abs_long is not None and max_abs_long <= c["max_abs_long"],
+        "closest_pair_relative": scores["closest_pair_relative"] >= c["closest_pair_relative"],
+    }
+    return scores
 
 
 # ------------------------------------------------------------------ div_term, two ways

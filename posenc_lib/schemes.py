@@ -2,16 +2,33 @@
 
 * integer: ``PE(p) = p·scale`` in every feature (unbounded; large positions swamp the embedding);
 * normalised: ``PE(p) = p / (L - 1)`` (bounded, but the step between neighbours depends on ``L``);
-* binary: bit ``j`` of ``p`` in feature ``j`` (bounded and unique, but discrete and jumpy).
+* binary: bit ``j`` of ``p`` in feature ``j`` (bounded and unique, but discrete and jumpy);
+* learned: a table with one free row per position, shown as it starts training (seeded random
+  rows; it ends at ``max_len`` and nothing ties one row to the next);
+* sines only: ``sin(p·θ_j)`` in every feature, no cosine (bounded and smooth, but the dot product
+  at a fixed offset depends on the position).
 """
 
 from __future__ import annotations
 
 import torch
 
-from ._validation import check_dtype, check_length, check_positive, check_positive_int
+from ._validation import (
+    check_base,
+    check_dtype,
+    check_int,
+    check_length,
+    check_positive,
+    check_positive_int,
+)
 
-__all__ = ["binary_encoding", "integer_encoding", "normalized_encoding"]
+__all__ = [
+    "binary_encoding",
+    "integer_encoding",
+    "learned_encoding",
+    "normalized_encoding",
+    "sines_only_encoding",
+]
 
 
 def integer_encoding(
@@ -103,3 +120,88 @@ def binary_encoding(seq_len: int, dim: int, *, dtype: torch.dtype = torch.float3
     table = torch.zeros(seq_len, dim, dtype=dtype)
     table[:, : bits.numel()] = ((p >> bits) & 1).to(dtype)
     return table
+
+
+def learned_encoding(
+    seq_len: int,
+    dim: int,
+    *,
+    max_len: int = 1024,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """The first ``seq_len`` rows of a learned position table, as it is before training.
+
+    BERT and GPT-2 learn one free vector per position, an ``nn.Embedding(max_len, dim)`` whose
+    rows start as independent standard normal draws. Training moves the rows, but two things stay:
+    the table has exactly ``max_len`` rows, and nothing in its form relates row ``p`` to row
+    ``p + k``. This function returns that starting point, seeded, so that chapter 2 can measure
+    the structure a learned table does *not* come with.
+
+    Parameters
+    ----------
+    seq_len : int
+        Number of positions (0 … ``max_len``).
+    dim : int
+        Number of features (>= 1).
+    max_len : int
+        Rows of the table (>= 1); a longer ``seq_len`` raises ``ValueError``, as a position
+        beyond the table has no vector.
+    seed : int
+        Seed of the random rows (>= 0); row ``p`` does not depend on ``seq_len``.
+    dtype : torch.dtype
+        Output dtype.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(seq_len, dim)``.
+    """
+    seq_len = check_length(seq_len, "seq_len")
+    dim = check_positive_int(dim, "dim")
+    max_len = check_positive_int(max_len, "max_len")
+    seed = check_int(seed, "seed", minimum=0, what="an integer >= 0")
+    dtype = check_dtype(dtype)
+    if seq_len > max_len:
+        raise ValueError(
+            f"seq_len must be <= max_len = {max_len}: a learned table has no row for position "
+            f"{max_len} or later, got seq_len = {seq_len}"
+        )
+    if max_len * dim > 2**27:
+        raise ValueError(f"max_len * dim must be <= 2**27 entries, got {max_len} * {dim}")
+    gen = torch.Generator().manual_seed(seed)
+    table = torch.randn(max_len, dim, generator=gen, dtype=torch.float64)
+    return table[:seq_len].to(dtype)
+
+
+def sines_only_encoding(
+    seq_len: int, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """``PE(p)_j = sin(p·θ_j)`` with ``θ_j = base^(−j/dim)``: sinusoids without the cosines.
+
+    The ``dim`` features use ``dim`` geometrically spaced frequencies from 1 down to about
+    ``1/base``, as the sinusoidal table's pairs do, but each frequency appears once, as a sine.
+
+    Parameters
+    ----------
+    seq_len : int
+        Number of positions ``L`` (>= 0).
+    dim : int
+        Number of features (>= 1).
+    base : float
+        Base ``b`` of the frequencies (> 0, finite).
+    dtype : torch.dtype
+        Output dtype (angles are computed in float64).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(seq_len, dim)``; row 0 is all zeros.
+    """
+    seq_len = check_length(seq_len, "seq_len")
+    dim = check_positive_int(dim, "dim")
+    base = check_base(base)
+    dtype = check_dtype(dtype)
+    theta = base ** (-torch.arange(dim, dtype=torch.float64) / dim)
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * theta
+    return angles.sin().to(dtype)

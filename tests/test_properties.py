@@ -10,12 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc_lib.properties import (
+    SCORECARD_CRITERIA,
+    closest_pair_relative,
     div_term_errors,
     div_term_exp_log,
     div_term_max_abs_difference,
     div_term_power,
     div_term_reference,
+    dot_product_spread,
     dot_products_at_offset,
+    length_dependence,
     logit_terms,
     max_abs_value,
     measure_scheme,
@@ -25,8 +29,15 @@ from posenc_lib.properties import (
     offset_distances,
     position_term_along_offset,
     same_offset_gaps,
+    scorecard,
 )
-from posenc_lib.schemes import binary_encoding, integer_encoding, normalized_encoding
+from posenc_lib.schemes import (
+    binary_encoding,
+    integer_encoding,
+    learned_encoding,
+    normalized_encoding,
+    sines_only_encoding,
+)
 from posenc_lib.sinusoidal import sinusoidal_shift_matrix, sinusoidal_table
 
 F64 = torch.float64
@@ -180,3 +191,84 @@ def test_logit_terms_validation():
         position_term_along_offset(torch.zeros(4, 2), 1, [0, 1])
     with pytest.raises(ValueError, match="even"):
         position_term_along_offset(torch.zeros(3, 3), 1, [0, 1])
+
+
+# --- the scorecard of chapter 2 ---
+
+
+def test_length_dependence_is_zero_only_for_length_free_codes() -> None:
+    assert length_dependence(integer_encoding, 1000, 4) == 0.0
+    assert length_dependence(sinusoidal_table, 1000, 8) == 0.0
+    # p/(L−1) against p/(L'−1): largest at p = L' − 1, where it is 1 − (L'−1)/(L−1).
+    got = length_dependence(normalized_encoding, 1000, 2, short_len=100)
+    assert got == pytest.approx(1 - 99 / 999, rel=1e-6)
+    with pytest.raises(ValueError, match="short_len"):
+        length_dependence(integer_encoding, 10, 2, short_len=10)
+    with pytest.raises(TypeError, match="encoding"):
+        length_dependence("integer", 10, 2)
+
+
+@settings(max_examples=25, deadline=None)
+@given(dim=st.integers(1, 16).map(lambda h: 2 * h), k=st.integers(1, 50),
+       base=st.floats(10.0, 1e6))
+def test_sinusoid_dot_product_spread_vanishes(dim: int, k: int, base: float) -> None:
+    table = sinusoidal_table(200, dim, base, dtype=F64)
+    assert dot_product_spread(table, k) < 1e-9
+    assert dot_product_spread(sines_only_encoding(200, dim, base, dtype=F64), k) > 1e-3
+
+
+def test_dot_product_spread_of_integers_has_its_closed_form() -> None:
+    L, d, k = 100, 3, 5
+    p = torch.arange(L, dtype=F64)
+    # dots d·p(p+k) for p = 0 … L−k−1; mean squared norm d·mean(p²)
+    expected = (L - k - 1) * (L - 1) / float((p**2).mean())
+    got = dot_product_spread(integer_encoding(L, d, dtype=F64), k)
+    assert got == pytest.approx(expected, rel=1e-12)
+    # scale-free: 0.001·p scores as p does
+    scaled = dot_product_spread(integer_encoding(L, d, scale=1e-3, dtype=F64), k)
+    assert scaled == pytest.approx(got, rel=1e-9)
+    with pytest.raises(ValueError, match="all zeros"):
+        dot_product_spread(torch.zeros(5, 2), 1)
+
+
+def test_closest_pair_relative() -> None:
+    L = 50
+    assert closest_pair_relative(integer_encoding(L, 4, dtype=F64)) == pytest.approx(1 / (L - 1))
+    assert closest_pair_relative(torch.ones(1, 3)) == math.inf
+    with pytest.raises(ValueError, match="all zeros"):
+        closest_pair_relative(torch.zeros(3, 2))
+
+
+def test_learned_and_sines_only_schemes() -> None:
+    table = learned_encoding(10, 4, max_len=20, seed=3, dtype=F64)
+    assert table.shape == (10, 4)
+    torch.testing.assert_close(learned_encoding(20, 4, max_len=20, seed=3, dtype=F64)[:10], table)
+    assert not torch.equal(learned_encoding(10, 4, max_len=20, seed=4, dtype=F64), table)
+    with pytest.raises(ValueError, match="max_len"):
+        learned_encoding(21, 4, max_len=20)
+    sines = sines_only_encoding(7, 4, 100.0, dtype=F64)
+    assert torch.equal(sines[0], torch.zeros(4, dtype=F64))
+    theta = 100.0 ** (-torch.arange(4, dtype=F64) / 4)
+    torch.testing.assert_close(sines[3], torch.sin(3 * theta))
+
+
+def test_scorecard_singles_out_the_sinusoid() -> None:
+    schemes = {
+        "integer": integer_encoding,
+        "scaled": lambda n, d, **kw: integer_encoding(n, d, scale=1e-3, **kw),
+        "normalised": normalized_encoding,
+        "binary": binary_encoding,
+        "learned": lambda n, d, **kw: learned_encoding(n, d, max_len=1000, **kw),
+        "sines only": sines_only_encoding,
+    }
+    for name, encoding in schemes.items():
+        passes = scorecard(encoding, seq_len=300, long_len=10**5)["passes"]
+        assert not all(passes.values()), name
+    sin_card = scorecard(sinusoidal_table, seq_len=300, long_len=10**5)
+    assert all(sin_card["passes"].values())
+    assert scorecard(binary_encoding, seq_len=300, long_len=10**5)["max_abs_long"] is None
+    assert set(sin_card["passes"]) == set(SCORECARD_CRITERIA)
+    with pytest.raises(ValueError, match="offset"):
+        scorecard(sinusoidal_table, seq_len=10, offset=10)
+    with pytest.raises(ValueError, match="long_len"):
+        scorecard(sinusoidal_table, seq_len=10, long_len=5)
