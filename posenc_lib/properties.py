@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from decimal import Decimal, localcontext
 
-import numpy as np
 import torch
 
 from ._validation import (
@@ -37,6 +37,7 @@ __all__ = [
     "div_term_reference",
     "dot_product_spread",
     "dot_products_at_offset",
+    "float32_angle_errors",
     "length_dependence",
     "logit_terms",
     "max_abs_value",
@@ -413,16 +414,31 @@ def div_term_power(dim: int, base: float = 10000.0, dtype: torch.dtype = torch.f
     return sinusoidal_frequencies(dim, base, method="power", dtype=dtype)
 
 
-def div_term_reference(dim: int, base: float = 10000.0) -> np.ndarray:
-    """``base ** (−2i / dim)`` in NumPy's extended precision (``longdouble``).
+_REFERENCE_DIGITS = 40
 
-    On x86-64 Linux ``longdouble`` keeps 64 mantissa bits against float64's 53, enough to measure
-    float64 rounding. Returns a ``(dim // 2,)`` ``np.longdouble`` array.
+
+def div_term_reference(dim: int, base: float = 10000.0) -> tuple[Decimal, ...]:
+    """``base ** (−2i / dim)`` to 40 significant digits, with the standard library's ``decimal``.
+
+    ``exp(−(2i/dim)·ln base)`` evaluated in decimal arithmetic at 40 digits (``base`` is taken
+    exactly as the float it is): far beyond float64's 16 digits on every platform, unlike NumPy's
+    ``longdouble``, which is plain float64 on Windows and macOS on Apple silicon.
+
+    Returns
+    -------
+    tuple of decimal.Decimal
+        ``dim // 2`` values, ``i = 0 … dim/2 − 1``.
     """
     dim = check_dim(dim)
     base = check_base(base)
-    two_i = np.arange(0, dim, 2).astype(np.longdouble)
-    return np.exp(-two_i / np.longdouble(dim) * np.log(np.longdouble(base)))
+    if dim > 1_000_000:
+        raise ValueError(f"dim must be <= 1000000 for the decimal reference, got {dim}")
+    with localcontext() as ctx:
+        ctx.prec = _REFERENCE_DIGITS + 5
+        log_base = Decimal(base).ln()
+        values = [(-(Decimal(2 * i) / Decimal(dim)) * log_base).exp() for i in range(dim // 2)]
+        ctx.prec = _REFERENCE_DIGITS
+        return tuple(+v for v in values)
 
 
 def div_term_max_abs_difference(dim: int, base: float = 10000.0,
@@ -447,10 +463,62 @@ def div_term_errors(dim: int, base: float = 10000.0, dtype: torch.dtype = torch.
     dtype = check_dtype(dtype)
     ref = div_term_reference(dim, base)
     out = {}
-    for name, fn in (("exp_log", div_term_exp_log), ("power", div_term_power)):
-        got = fn(dim, base, dtype).to(torch.float64).numpy().astype(np.longdouble)
-        out[name] = float(np.max(np.abs(got - ref) / ref))
+    with localcontext() as ctx:
+        ctx.prec = _REFERENCE_DIGITS
+        for name, fn in (("exp_log", div_term_exp_log), ("power", div_term_power)):
+            got = fn(dim, base, dtype).to(torch.float64).tolist()  # float32 → float64 is exact
+            out[name] = float(max(abs(Decimal(g) - r) / r for g, r in zip(got, ref, strict=True)))
     out["eps"] = float(torch.finfo(dtype).eps)
+    return out
+
+
+def float32_angle_errors(
+    max_position: int, dim: int, base: float = 10000.0
+) -> dict[str, float]:
+    """Where a float32 sinusoidal table loses its angles ``p·θ_i``, for ``p = 0 … max_position``.
+
+    Public code computes ``position * div_term`` in float32. The integer positions themselves are
+    exact in float32 (up to ``2**24``); the error comes from the frequencies' rounding and, above
+    all, from rounding the product.
+
+    Parameters
+    ----------
+    max_position
+        Largest integer position (0 … ``2**24``).
+    dim
+        Even dimension (2 … 4096).
+    base
+        The base ``b``.
+
+    Returns
+    -------
+    dict
+        Largest absolute angle errors (radians) against the float64 angles ``p·θ_i``:
+        ``positions`` (``float32(p) − p``, 0 for integers), ``exp_log`` and ``power`` (the whole
+        float32 ``position * div_term``, with ``div_term`` from either formula in float32), and
+        ``product`` (the rounding of the float32 product alone, ``θ`` taken as its float32 value).
+    """
+    max_position = check_int(max_position, "max_position", minimum=0, what="an integer >= 0")
+    if max_position > 2**24:
+        raise ValueError(f"max_position must be <= 2**24 = {2**24}, got {max_position}")
+    dim = check_dim(dim)
+    if dim > 4096:
+        raise ValueError(f"dim must be <= 4096, got {dim}")
+    if (max_position + 1) * dim > 2**26:
+        raise ValueError(
+            f"(max_position + 1) * dim must be <= 2**26 entries, got {max_position + 1} * {dim}"
+        )
+    base = check_base(base)
+    p64 = torch.arange(max_position + 1, dtype=torch.float64)
+    p32 = p64.to(torch.float32)
+    exact = torch.outer(p64, div_term_power(dim, base, torch.float64))
+    out = {"positions": float((p32.to(torch.float64) - p64).abs().max())}
+    for name, fn in (("exp_log", div_term_exp_log), ("power", div_term_power)):
+        theta32 = fn(dim, base, torch.float32)
+        out[name] = float((torch.outer(p32, theta32).to(torch.float64) - exact).abs().max())
+    theta32 = div_term_power(dim, base, torch.float32).to(torch.float64)
+    product = torch.outer(p64, theta32)  # exact in float64: 24-bit × 24-bit mantissas
+    out["product"] = float((product.to(torch.float32).to(torch.float64) - product).abs().max())
     return out
 
 

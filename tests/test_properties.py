@@ -19,6 +19,7 @@ from posenc_lib.properties import (
     div_term_reference,
     dot_product_spread,
     dot_products_at_offset,
+    float32_angle_errors,
     length_dependence,
     logit_terms,
     max_abs_value,
@@ -125,7 +126,7 @@ def test_nearest_row_distances():
 @pytest.mark.parametrize("dim", [2, 64, 512])
 @pytest.mark.parametrize("base", [10.0, 10000.0, 500000.0])
 def test_div_terms_agree(dim, base):
-    ref = torch.tensor(div_term_reference(dim, base).astype(float), dtype=F64)
+    ref = torch.tensor([float(v) for v in div_term_reference(dim, base)], dtype=F64)
     for dtype, tol in ((torch.float32, 2e-6), (torch.float64, 1e-14)):
         a, b = div_term_exp_log(dim, base, dtype), div_term_power(dim, base, dtype)
         assert a.dtype == b.dtype == dtype and a.shape == (dim // 2,)
@@ -135,6 +136,18 @@ def test_div_terms_agree(dim, base):
     # the annotated-transformer form is exactly the documented formula
     i2 = torch.arange(0, dim, 2, dtype=torch.float32)
     assert torch.equal(div_term_exp_log(dim, base), torch.exp(i2 * (-math.log(base) / dim)))
+
+
+def test_div_term_reference_is_exact_beyond_float64():
+    from decimal import Decimal
+
+    ref = div_term_reference(4, 10000.0)
+    assert ref[0] == 1 and all(isinstance(v, Decimal) for v in ref)
+    # 10000^(−2/4) = 1/100 exactly; the reference keeps 40 digits, float64 about 16
+    assert abs(ref[1] - Decimal("0.01")) < Decimal("1e-38")
+    assert str(div_term_reference(2, 2.0)[0]) == "1"
+    with pytest.raises(ValueError, match="dim"):
+        div_term_reference(3)
 
 
 def test_div_term_errors_are_a_few_ulps():
@@ -272,3 +285,19 @@ def test_scorecard_singles_out_the_sinusoid() -> None:
         scorecard(sinusoidal_table, seq_len=10, offset=10)
     with pytest.raises(ValueError, match="long_len"):
         scorecard(sinusoidal_table, seq_len=10, long_len=5)
+
+
+def test_float32_angle_errors_come_from_the_product_not_the_positions() -> None:
+    err = float32_angle_errors(5000, 512)
+    assert err["positions"] == 0.0  # integers up to 2**24 are exact in float32
+    half_ulp = 2.0**-11 / 2  # float32 spacing in [4096, 8192) is 2**-11
+    assert 0.5 * half_ulp < err["product"] <= half_ulp
+    for name in ("exp_log", "power"):  # the product's rounding plus 5000 × θ's rounding
+        assert err["product"] <= err[name] <= err["product"] + 5000 * 2.0**-24
+        assert 3e-4 < err[name] < 5e-4
+    small = float32_angle_errors(100, 512)
+    assert small["power"] < err["power"] / 20
+    with pytest.raises(ValueError, match="max_position"):
+        float32_angle_errors(2**25, 8)
+    with pytest.raises(ValueError, match="dim"):
+        float32_angle_errors(10, 7)
