@@ -31,6 +31,8 @@ from ._validation import (
 
 __all__ = [
     "SinusoidalPositionalEncoding",
+    "pair_multiplication_matrix",
+    "sinusoidal_complex",
     "sinusoidal_frequencies",
     "sinusoidal_shift_matrix",
     "sinusoidal_table",
@@ -151,6 +153,80 @@ def sinusoidal_shift_matrix(offset: float, dim: int, base: float = 10000.0) -> t
     matrix[idx, idx + 1] = sin
     matrix[idx + 1, idx] = -sin
     matrix[idx + 1, idx + 1] = cos
+    return matrix
+
+
+def sinusoidal_complex(seq_len: int, dim: int, base: float = 10000.0) -> torch.Tensor:
+    """The sinusoidal encoding in complex form: ``z[p, i] = cos(pω_i) + i·sin(pω_i) = e^{i·pω_i}``.
+
+    Pair ``i`` of :func:`sinusoidal_table` holds ``(sin, cos)``; read as the complex number
+    ``cos + i·sin`` it is ``e^{i·p·ω_i}``, and the shift ``PE(p) → PE(p + k)`` becomes the
+    multiplication ``z[p + k, i] = e^{i·k·ω_i} · z[p, i]``. (Reading the pair in storage order,
+    ``sin + i·cos``, gives ``i·e^{−i·p·ω_i}`` instead: a different number.)
+
+    Parameters
+    ----------
+    seq_len : int
+        Number of positions (>= 0).
+    dim : int
+        Feature dimension ``d`` (positive, even); there are ``d/2`` complex entries per row.
+    base : float
+        The base ``b``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(seq_len, dim // 2)``, complex128.
+    """
+    seq_len = check_length(seq_len, "seq_len")
+    dim = check_dim(dim)
+    base = check_base(base)
+    if seq_len * dim > 2**27:
+        raise ValueError(f"seq_len * dim must be <= 2**27 entries, got {seq_len} * {dim}")
+    angles = torch.outer(
+        torch.arange(seq_len, dtype=torch.float64), sinusoidal_frequencies(dim, base)
+    )
+    return torch.polar(torch.ones_like(angles), angles)
+
+
+def pair_multiplication_matrix(weights: torch.Tensor) -> torch.Tensor:
+    """The real ``(d, d)`` matrix that multiplies feature pair ``i`` by the complex ``w_i``.
+
+    Pair ``i`` is ``(x_{2i}, x_{2i+1})``, read as ``x_{2i} + i·x_{2i+1}``; multiplying it by
+    ``w_i = a + i·b`` is the 2×2 block ``[[a, −b], [b, a]]`` (a rotation scaled by ``|w_i|``).
+    These block-diagonal matrices are exactly the matrices that commute with every shift
+    :func:`sinusoidal_shift_matrix` ``M(k)``: they act on each pair as a complex number, and
+    complex numbers commute.
+
+    Parameters
+    ----------
+    weights : torch.Tensor
+        ``(d/2,)`` complex (or real) numbers ``w_i``, finite.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(d, d)``, float64, block diagonal.
+    """
+    if not isinstance(weights, torch.Tensor):
+        raise TypeError(f"weights must be a 1-D torch.Tensor, got {type(weights).__name__}")
+    if weights.ndim != 1 or weights.numel() == 0:
+        raise ValueError(f"weights must be 1-D and non-empty, got shape {tuple(weights.shape)}")
+    if weights.dtype == torch.bool:
+        raise TypeError("weights must be a complex or real tensor, got bool")
+    if weights.numel() > 4096:
+        raise ValueError(f"weights must hold at most 4096 pairs, got {weights.numel()}")
+    w = weights.to(torch.complex128)
+    if not bool(torch.isfinite(torch.view_as_real(w)).all()):
+        raise ValueError("weights must be finite")
+    a, b = w.real, w.imag
+    dim = 2 * w.numel()
+    matrix = torch.zeros(dim, dim, dtype=torch.float64)
+    idx = torch.arange(0, dim, 2)
+    matrix[idx, idx] = a
+    matrix[idx, idx + 1] = -b
+    matrix[idx + 1, idx] = b
+    matrix[idx + 1, idx + 1] = a
     return matrix
 
 

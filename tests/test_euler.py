@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc_lib import euler_partial_sums, rotate_complex
+from posenc_lib.euler import EULER_REFUSE_BOUND, EULER_WARN_BOUND, euler_rounding_bound
 
 angles = st.floats(min_value=-10.0, max_value=10.0)
 
@@ -79,3 +80,36 @@ def test_errors() -> None:
         rotate_complex(1.0, torch.tensor([1j]))
     with pytest.raises(ValueError, match="theta of shape"):
         rotate_complex(torch.ones(3, dtype=torch.complex128), torch.ones(2))
+
+
+def test_rounding_bound_tracks_the_real_error_of_the_sums() -> None:
+    import warnings
+
+    for theta in (10.0, 15.0, 20.0, 25.0, 30.0):
+        bound = euler_rounding_bound(theta, 200)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            last = euler_partial_sums(theta, 200)[-1].item()
+        err = abs(last - cmath.exp(1j * theta))
+        assert bound / 30 < err < 30 * bound  # the bound is the size of the error
+    # the largest term of e^10: 10^10/10! = 2755.73…
+    assert euler_rounding_bound(10.0, 200) == pytest.approx(
+        torch.finfo(torch.float64).eps * 10**10 / math.factorial(10), rel=1e-9
+    )
+    # few terms: only the terms actually added count
+    assert euler_rounding_bound(40.0, 3) == pytest.approx(
+        torch.finfo(torch.float64).eps * 40**2 / 2, rel=1e-9
+    )
+
+
+def test_cancellation_warns_then_refuses() -> None:
+    with pytest.warns(RuntimeWarning, match="reduce theta modulo 2"):
+        euler_partial_sums(25.0, 200)
+    with pytest.raises(ValueError, match="cancellation"):
+        euler_partial_sums(40.0, 200)
+    with pytest.raises(ValueError, match="cancellation"):
+        euler_partial_sums(-100.0, 200)
+    assert euler_partial_sums(40.0, 5).shape == (5,)  # far from converged, but exact enough
+    assert EULER_WARN_BOUND < EULER_REFUSE_BOUND
+    with pytest.raises(ValueError, match="n_terms"):
+        euler_partial_sums(1.0, 10**6)

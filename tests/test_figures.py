@@ -168,6 +168,23 @@ def test_spiral_default_pairs_span_fast_to_slow() -> None:
 # --- Euler ---
 
 
+def test_unit_circle_axes_hold_every_path_of_each_theta_step() -> None:
+    fig = unit_circle(theta=1.0, n_terms=6)
+    theta_slider = fig.layout.sliders[0]
+    for step in theta_slider.steps:
+        assert step.method == "update"
+        lim = step.args[1]["xaxis.range"][1]
+        assert step.args[1]["yaxis.range"] == [-lim, lim]
+        for xs, ys in zip(step.args[0]["x"], step.args[0]["y"], strict=True):
+            assert max(abs(v) for v in xs + ys) < lim  # no path leaves the frame
+    # at θ = 2π the partial sums reach about 47 before they converge
+    last = theta_slider.steps[-1]
+    assert float(last.label) == pytest.approx(2 * math.pi, abs=0.01)
+    assert last.args[1]["xaxis.range"][1] > 40
+    with pytest.raises(ValueError, match="theta"):
+        unit_circle(theta=40.0)
+
+
 def test_unit_circle_path_ends_at_the_partial_sum() -> None:
     fig = unit_circle(theta=1.0, n_terms=6)
     shown = [t for t in fig.data[2:] if t.visible]
@@ -351,7 +368,7 @@ def test_wrong_types_raise_type_error() -> None:
 def test_extreme_values_build() -> None:
     encoding_heatmap(512, 512, 1e6, sliders=False)
     rope_spiral(dim=512, base=1e6, seq_len=1024, sliders=False)
-    unit_circle(theta=-100.0, n_terms=200, sliders=False)
+    unit_circle(theta=-4 * math.pi, n_terms=200, sliders=False)
     alibi_heatmaps(n_heads=64, seq_len=256, head=63, sliders=False)
     wavelength_spectrum(dim=512, base=1e6, factor=64.0, method="llama3", sliders=False)
     decay_curves(dim=4, base=1.5, max_distance=1, sliders=False)

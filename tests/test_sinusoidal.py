@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc_lib import (
@@ -148,3 +148,46 @@ def test_module_rejects_too_long_sequences_and_wrong_dim() -> None:
         module(torch.zeros(1, 5, 6))
     with pytest.raises(TypeError, match="x must have a floating-point dtype"):
         module(torch.zeros(1, 5, 8, dtype=torch.int64))
+
+
+def test_complex_form_is_cos_plus_i_sin_and_shifts_by_multiplication() -> None:
+    from posenc_lib.sinusoidal import sinusoidal_complex
+
+    z = sinusoidal_complex(50, 16, 500.0)
+    table = sinusoidal_table(50, 16, 500.0, dtype=torch.float64)
+    torch.testing.assert_close(z.real, table[:, 1::2])
+    torch.testing.assert_close(z.imag, table[:, 0::2])
+    step = torch.polar(torch.ones(8, dtype=torch.float64), sinusoidal_frequencies(16, 500.0))
+    torch.testing.assert_close(z[1:], z[:-1] * step)
+    # the storage-order reading (sin + i·cos) is i·e^{−ipθ}, not e^{ipθ}
+    stored = torch.view_as_complex(table.reshape(50, 8, 2).contiguous())
+    torch.testing.assert_close(stored, 1j * z.conj())
+    with pytest.raises(ValueError, match="dim"):
+        sinusoidal_complex(3, 5)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**16), k=st.floats(-500, 500))
+def test_pair_multiplications_commute_with_every_shift(seed: int, k: float) -> None:
+    from posenc_lib.sinusoidal import pair_multiplication_matrix
+
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randn(4, generator=g, dtype=torch.complex128)
+    a = pair_multiplication_matrix(w)
+    m = sinusoidal_shift_matrix(k, 8)
+    torch.testing.assert_close(a @ m, m @ a, atol=1e-12, rtol=0)
+    x = torch.randn(4, generator=g, dtype=torch.complex128)
+    torch.testing.assert_close(
+        a @ torch.view_as_real(x).flatten(), torch.view_as_real(w * x).flatten()
+    )
+
+
+def test_pair_multiplication_matrix_validates() -> None:
+    from posenc_lib.sinusoidal import pair_multiplication_matrix
+
+    with pytest.raises(TypeError, match="weights"):
+        pair_multiplication_matrix([1.0])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="weights"):
+        pair_multiplication_matrix(torch.zeros(2, 2))
+    with pytest.raises(ValueError, match="finite"):
+        pair_multiplication_matrix(torch.tensor([float("nan")]))

@@ -76,6 +76,11 @@ def test_euler_follows_theta_and_terms() -> None:
     assert complex(path.x[-1], path.y[-1]) == pytest.approx(
         complex(euler_partial_sums(2.5, 9)[-1].item())
     )
+    ui.controls["theta"].value = 6.0  # the partial sums swing out to ~37: the frame follows
+    lim = ui.figure.layout.xaxis.range[1]
+    path = ui.figure.data[2]
+    assert max(map(abs, [*path.x, *path.y])) < lim
+    assert list(ui.figure.layout.yaxis.range) == [-lim, lim]
 
 
 def test_alibi_head_is_clamped_when_heads_shrink() -> None:

@@ -38,6 +38,24 @@ def _euler_path(theta: float, n_terms: int) -> dict[str, Any]:
     }
 
 
+def _euler_limit(theta: float, n_terms: int | list[int]) -> float:
+    """Half-width of axes that hold the unit circle and every partial-sum path drawn for ``θ``.
+
+    The partial sums wander far from the circle before they converge (up to about 47 at
+    ``θ = 2π``), so the frame is fitted to them rather than fixed.
+    """
+    counts = [n_terms] if isinstance(n_terms, int) else n_terms
+    sums = _np(euler_partial_sums(theta, max(counts)))
+    extent = max(1.0, float(np.abs(sums.real).max()), float(np.abs(sums.imag).max()))
+    return round(1.15 * extent + 0.1, 2)
+
+
+def _euler_axes(theta: float, n_terms: int | list[int]) -> dict[str, Any]:
+    """Layout ranges (both axes, equal) fitted by :func:`_euler_limit`."""
+    lim = _euler_limit(theta, n_terms)
+    return {"xaxis.range": [-lim, lim], "yaxis.range": [-lim, lim]}
+
+
 def _euler_point(theta: float) -> dict[str, Any]:
     target = complex(_np(rotate_complex(1.0, theta)).item())
     return {"x": [0.0, target.real], "y": [0.0, target.imag]}
@@ -53,11 +71,13 @@ def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -
     Parameters
     ----------
     theta : float
-        The angle θ in radians (−100 … 100).
+        The angle θ in radians (−4π … 4π; beyond, float64 sums lose digits to cancellation, see
+        :func:`posenc_lib.euler.euler_rounding_bound`).
     n_terms : int
         Terms of ``Σ (iθ)^k / k!`` summed (1 … 200).
     sliders : bool
         Add a θ slider (0 … 2π in steps of π/12) and a slider over the number of terms (1 … 20).
+        Each θ step refits the axes to every partial-sum path of that θ.
 
     Returns
     -------
@@ -65,7 +85,7 @@ def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -
         The circle, the vector ``e^{iθ}``, and the partial-sum path ``0 → S_1 → … → S_n``
         (one path trace per term count when ``sliders``).
     """
-    theta = _real(theta, "theta", -100.0, 100.0)
+    theta = _real(theta, "theta", -4 * math.pi, 4 * math.pi)
     n_terms = _int(n_terms, "n_terms", 1, 200)
     sliders = _bool(sliders, "sliders")
     phi = np.linspace(0, 2 * np.pi, 181)  # the outline only; no number of the lesson comes from it
@@ -104,7 +124,7 @@ def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -
                 hovertemplate="S_%{customdata} = %{x:.4f} + %{y:.4f} i<extra></extra>",
             )
         )
-    lim = 2.6
+    lim = _euler_limit(theta, terms)
     fig.update_layout(
         xaxis={"title": {"text": "real part"}, "range": [-lim, lim], "zeroline": True},
         yaxis={"title": {"text": "imaginary part"}, "range": [-lim, lim], "scaleanchor": "x"},
@@ -119,7 +139,7 @@ def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -
         ps = [_euler_path(th, t) for t in terms]
         theta_steps.append(
             {
-                "method": "restyle",
+                "method": "update",
                 "label": f"{th:.2f}",
                 "args": [
                     {
@@ -127,6 +147,7 @@ def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -
                         "y": [_lists(_euler_point(th)["y"], 4)] + [_lists(p["y"], 4) for p in ps],
                         "name": ["e^(iθ) = cos θ + i sin θ"] + [p["name"] for p in ps],
                     },
+                    _euler_axes(th, terms),
                     [1, *paths],
                 ],
             }

@@ -7,7 +7,13 @@ from typing import Any
 
 from ..display import explorer
 from ..viz._style import _apply_state
-from ..viz.euler import _euler_state, _rotation_state, rotation_figure, unit_circle
+from ..viz.euler import (
+    _euler_axes,
+    _euler_state,
+    _rotation_state,
+    rotation_figure,
+    unit_circle,
+)
 from ._live import (
     LiveExplorer,
     _float_slider,
@@ -28,6 +34,7 @@ def euler_live(theta: float = 1.0, n_terms: int = 6) -> LiveExplorer:
         point, path = _euler_state(v["theta"], v["n_terms"])
         ui.figure.data[1].update(point)
         ui.figure.data[2].update(path, customdata=list(range(v["n_terms"] + 1)))
+        ui.figure.update_layout(_euler_axes(v["theta"], v["n_terms"]))  # keep the path in frame
 
     return LiveExplorer(fig, controls, update)
 
@@ -35,7 +42,6 @@ def euler_live(theta: float = 1.0, n_terms: int = 6) -> LiveExplorer:
 def euler_explorer(theta: float = 1.0, n_terms: int = 6) -> Any:
     """``e^{iθ}`` and its Taylor partial sums; see :func:`posenc_lib.viz.euler.unit_circle`."""
     return explorer(lambda: unit_circle(theta, n_terms), lambda: euler_live(theta, n_terms))
-
 
 
 def rotation_live(theta: float = 0.5, z: complex = 1 + 0.5j) -> LiveExplorer:
