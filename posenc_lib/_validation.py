@@ -13,13 +13,17 @@ parameters whose product is too large, so ``sinusoidal_table(10**6, 10**6)`` or 
 fails at once instead of trying to allocate terabytes, overflowing a C integer or looping for
 minutes. Every function that takes a size (``dim``, ``seq_len``, ``n_heads``, ``max_len``,
 ``max_distance`` …) or whose result grows with the product of its inputs' sizes (an outer product,
-a ``(q_len, k_len)`` score matrix) calls it.
+a ``(q_len, k_len)`` score matrix) calls it; :func:`check_dim`, :func:`check_length` and
+:func:`check_positive_int` apply it to a single size. Counts of objects built one at a time in
+Python (``TinyEncoder``'s ``n_layers``) are bounded by the much smaller :data:`MAX_PYTHON_ITEMS`
+(4096), for the same reason.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Sequence
 
 import torch
@@ -28,6 +32,9 @@ _HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 MAX_ELEMENTS: int = 2**27
 """Largest number of elements a public function builds (or works through): 2**27 ≈ 1.3·10^8."""
+
+MAX_PYTHON_ITEMS: int = 4096
+"""Largest number of objects a public function builds one by one in Python (e.g. layers)."""
 
 
 def _describe(value: object) -> str:
@@ -63,6 +70,13 @@ def check_int(value: object, name: str, *, minimum: int | None = None, what: str
     return value
 
 
+def _parameter(label: str) -> str:
+    """The parameter a size label is about: ``"max_distance + 1"`` -> ``"max_distance"``."""
+    words = re.findall(r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?", label)
+    words = [w for w in words if w not in ("len", "prod")]
+    return words[0] if words else label
+
+
 def check_size(*sizes: tuple[str, int], what: str = "the result") -> int:
     """Refuse, before allocating, a result of ``prod(sizes)`` elements above :data:`MAX_ELEMENTS`.
 
@@ -93,7 +107,7 @@ def check_size(*sizes: tuple[str, int], what: str = "the result") -> int:
     total = math.prod(size for _, size in sizes)
     if total > MAX_ELEMENTS:
         factors = " × ".join(f"{name} = {size}" for name, size in sizes)
-        names = ", ".join(dict.fromkeys(name for name, _ in sizes))
+        names = ", ".join(dict.fromkeys(_parameter(name) for name, _ in sizes))
         raise ValueError(
             f"{what} would have {factors} = {total} elements, more than posenc_lib's size limit "
             f"MAX_ELEMENTS = {MAX_ELEMENTS}; reduce {names}"
@@ -142,10 +156,19 @@ def check_dim(dim: object, name: str = "dim", *, minimum: int = 2) -> int:
     return dim
 
 
-def check_positive_int(value: object, name: str) -> int:
-    """An integer >= 1 (head counts, feature sizes of the naive schemes, term counts)."""
+def check_positive_int(value: object, name: str, *, maximum: int = MAX_ELEMENTS) -> int:
+    """An integer in ``[1, maximum]`` (head counts, feature sizes, term and layer counts).
+
+    Counts of things built one by one in Python (layers, series terms) pass
+    ``maximum=MAX_PYTHON_ITEMS``; sizes of tensors keep the default :data:`MAX_ELEMENTS`.
+    """
     value = check_int(value, name, minimum=1, what="a positive integer (>= 1)")
-    check_size((name, value))
+    if value > maximum:
+        limit = "MAX_ELEMENTS" if maximum == MAX_ELEMENTS else "MAX_PYTHON_ITEMS"
+        raise ValueError(
+            f"{name} must be at most {maximum} (posenc_lib's size limit {limit}), "
+            f"got {name} = {value}"
+        )
     return value
 
 

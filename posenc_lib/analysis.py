@@ -17,7 +17,14 @@ import math
 
 import torch
 
-from ._validation import check_base, check_dim, check_int, check_inv_freq, check_length
+from ._validation import (
+    check_base,
+    check_dim,
+    check_int,
+    check_inv_freq,
+    check_length,
+    check_size,
+)
 from .rope import rope_inv_freq
 
 __all__ = ["rope_decay_bound", "rope_score_spread", "sinusoidal_similarity", "wavelengths"]
@@ -57,6 +64,10 @@ def rope_decay_bound(
     dim = check_dim(dim)
     base = check_base(base)
     max_distance = check_length(max_distance, "max_distance")
+    check_size(
+        ("max_distance + 1", max_distance + 1), ("dim // 2", dim // 2),
+        what="the bound's (max_distance + 1, dim // 2) partial sums",
+    )
     theta = rope_inv_freq(dim, base) if inv_freq is None else check_inv_freq(inv_freq, dim)
     theta = theta.cpu()
     out = torch.empty(max_distance + 1, dtype=torch.float64)
@@ -94,6 +105,10 @@ def sinusoidal_similarity(
     dim = check_dim(dim)
     base = check_base(base)
     max_distance = check_length(max_distance, "max_distance")
+    check_size(
+        ("2·max_distance + 1", 2 * max_distance + 1), ("dim // 2", dim // 2),
+        what="the (2·max_distance + 1, dim // 2) cosines",
+    )
     offsets = torch.arange(-max_distance, max_distance + 1, dtype=torch.float64)
     return torch.cos(torch.outer(offsets, rope_inv_freq(dim, base))).sum(dim=-1)
 

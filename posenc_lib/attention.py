@@ -152,7 +152,7 @@ def attention(
         ) from None
     logits_shape = (*lead, q.shape[-2], k.shape[-2])
     check_size(
-        *((f"the batch/head dimension {i} of q, k, v", n) for i, n in enumerate(lead)),
+        ("prod(q.shape[:-2]) (batch × heads, broadcast with k, v)", math.prod(lead)),
         ("q.shape[-2] (q_len)", q.shape[-2]), ("k.shape[-2] (k_len)", k.shape[-2]),
         what="the (..., q_len, k_len) attention weights",
     )

@@ -485,7 +485,7 @@ def interleaved_to_half_permutation(dim: int) -> torch.Tensor:
     torch.Tensor
         Shape ``(dim,)``, int64.
     """
-    dim = check_dim(dim)
+    dim = check_dim(dim)  # at most MAX_ELEMENTS
     return torch.cat((torch.arange(0, dim, 2), torch.arange(1, dim, 2)))
 
 

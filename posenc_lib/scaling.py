@@ -80,9 +80,23 @@ def pi_inv_freq(dim: int, base: float = 10000.0, factor: float = 1.0) -> torch.T
     return rope_inv_freq(dim, base) / factor
 
 
-def _ntk_base(base: float, factor: float, dim: int) -> float:
-    """NTK-aware base ``b·s^(d/(d−2))``: the slowest pair is interpolated by exactly ``s``."""
-    return base * factor ** (dim / (dim - 2))
+def _ntk_base(base: float, factor: float, dim: int, culprit: str = "factor") -> float:
+    """NTK-aware base ``b·s^(d/(d−2))``: the slowest pair is interpolated by exactly ``s``.
+
+    Computed through logarithms so that a huge ``factor`` is refused by name (``culprit``)
+    instead of giving ``inf`` (blamed on ``base`` later) or a Python ``OverflowError``.
+    """
+    try:
+        new_base = base * factor ** (dim / (dim - 2))
+    except OverflowError:
+        new_base = math.inf
+    if not math.isfinite(new_base):
+        log_base = math.log(base) + dim / (dim - 2) * math.log(factor)
+        raise ValueError(
+            f"{culprit} = {factor:g} is too large: the NTK base base·s^(dim/(dim−2)) = "
+            f"e^{log_base:.4g} overflows float64 (base = {base:g}, dim = {dim})"
+        )
+    return new_base
 
 
 def ntk_inv_freq(dim: int, base: float = 10000.0, factor: float = 1.0) -> torch.Tensor:
@@ -147,7 +161,9 @@ def dynamic_ntk_inv_freq(
         return rope_inv_freq(dim, base)
     # Effective factor: 1 at max_position, rising linearly to `factor` at factor·max_position.
     ratio = factor * seq_len / max_position - (factor - 1)
-    return rope_inv_freq(dim, _ntk_base(base, ratio, dim))
+    return rope_inv_freq(dim, _ntk_base(
+        base, ratio, dim, "the effective factor (from factor and seq_len / max_position)"
+    ))
 
 
 def yarn_correction_range(

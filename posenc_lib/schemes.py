@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import torch
 
-from ._validation import check_dtype, check_length, check_positive, check_positive_int
+from ._validation import (
+    check_dtype,
+    check_length,
+    check_positive,
+    check_positive_int,
+    check_size,
+)
 
 __all__ = ["binary_encoding", "integer_encoding", "normalized_encoding"]
 
@@ -40,6 +46,7 @@ def integer_encoding(
     dim = check_positive_int(dim, "dim")
     scale = check_positive(scale, "scale")
     dtype = check_dtype(dtype)
+    check_size(("seq_len", seq_len), ("dim", dim), what="the (seq_len, dim) table")
     column = torch.arange(seq_len, dtype=torch.float64) * scale
     return column[:, None].expand(seq_len, dim).to(dtype).contiguous()
 
@@ -68,6 +75,7 @@ def normalized_encoding(
     seq_len = check_length(seq_len, "seq_len")
     dim = check_positive_int(dim, "dim")
     dtype = check_dtype(dtype)
+    check_size(("seq_len", seq_len), ("dim", dim), what="the (seq_len, dim) table")
     column = torch.arange(seq_len, dtype=torch.float64) / max(seq_len - 1, 1)
     return column[:, None].expand(seq_len, dim).to(dtype).contiguous()
 
@@ -92,7 +100,10 @@ def binary_encoding(seq_len: int, dim: int, *, dtype: torch.dtype = torch.float3
     seq_len = check_length(seq_len, "seq_len")
     dim = check_positive_int(dim, "dim")
     dtype = check_dtype(dtype)
-    if seq_len > 2**dim:
+    check_size(("seq_len", seq_len), ("dim", dim), what="the (seq_len, dim) table")
+    # seq_len <= MAX_ELEMENTS < 2**63, so only small dims can be too few bits (no 2**dim for a
+    # huge dim: that integer alone would take minutes to build).
+    if dim < 63 and seq_len > 2**dim:
         raise ValueError(
             f"seq_len must be <= 2**dim = {2**dim} so that positions get distinct codes, "
             f"got seq_len = {seq_len} with dim = {dim}"
