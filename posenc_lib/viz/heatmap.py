@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import schemes, sinusoidal
+from .._validation import MAX_ELEMENTS
 from ._checks import _base, _bool, _choice, _even, _fmt, _int, _lists, _np
 from ._style import (
     BASE_GRID,
@@ -104,7 +105,11 @@ def _pair_columns(pairs: np.ndarray) -> np.ndarray:
 
 
 def heatmap_static_rows(seq_len: int) -> np.ndarray:
-    """Positions a static heatmap step shows: all of them up to 64, else every k-th."""
+    """Positions a static heatmap step shows: all of them up to 64, else every k-th.
+
+    ``seq_len`` is a number of positions (an integer >= 0); the result has at most 64 entries.
+    """
+    seq_len = _int(seq_len, "seq_len", 0, MAX_ELEMENTS)
     stride = max(1, math.ceil(seq_len / _MAX_ROWS))
     return np.arange(0, seq_len, stride)
 

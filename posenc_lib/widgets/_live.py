@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -60,21 +61,45 @@ class LiveExplorer(W.VBox):
             self._busy = False
 
 
-def _base_slider(value: float) -> W.FloatLogSlider:
+# Slider constructors. An explorer's initial value is validated by its figure builder first (the
+# figure is drawn for exactly that value); a valid value outside the slider's usual range widens
+# the range to include it, so the control always shows the value the figure was drawn for
+# (ipywidgets would silently clamp it). The usual ranges are the ones that meet the live-update
+# budget; a caller who passes a larger value chooses a slower update.
+
+
+def _widen(value: float, lo: float, hi: float) -> tuple[float, float]:
+    return min(lo, value), max(hi, value)
+
+
+def _log_slider(
+    value: float, lo_exp: float, hi_exp: float, description: str, readout_format: str = ".4g"
+) -> W.FloatLogSlider:
+    """A base-10 log slider over ``10**lo_exp … 10**hi_exp`` (widened to hold ``value``)."""
+    exp = math.log10(value)
+    if exp < lo_exp:
+        lo_exp = math.floor(exp * 100) / 100
+    if exp > hi_exp:
+        hi_exp = math.ceil(exp * 100) / 100
     return W.FloatLogSlider(
         value=value,
         base=10,
-        min=1,
-        max=6,
+        min=lo_exp,
+        max=hi_exp,
         step=0.01,
-        description="base b",
-        readout_format=".4g",
+        description=description,
+        readout_format=readout_format,
         style=_STYLE,
         layout=_SLIDER_LAYOUT,
     )
 
 
+def _base_slider(value: float) -> W.FloatLogSlider:
+    return _log_slider(value, 1, 6, "base b")
+
+
 def _int_slider(value: int, lo: int, hi: int, description: str, step: int = 1) -> W.IntSlider:
+    lo, hi = _widen(value, lo, hi)
     return W.IntSlider(
         value=value,
         min=lo,
@@ -86,9 +111,15 @@ def _int_slider(value: int, lo: int, hi: int, description: str, step: int = 1) -
     )
 
 
+def _int_text(value: int, lo: int, hi: int, description: str) -> W.BoundedIntText:
+    lo, hi = _widen(value, lo, hi)
+    return W.BoundedIntText(value=value, min=lo, max=hi, description=description, style=_STYLE)
+
+
 def _float_slider(
     value: float, lo: float, hi: float, description: str, step: float = 0.01
 ) -> W.FloatSlider:
+    lo, hi = _widen(value, lo, hi)
     return W.FloatSlider(
         value=value,
         min=lo,
