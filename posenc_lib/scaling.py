@@ -201,9 +201,9 @@ def yarn_correction_range(
         raise TypeError(f"truncate must be a bool, got {type(truncate).__name__}")
 
     def index(rotations: float) -> float:
-        return dim * math.log(original_max_position / (rotations * 2 * math.pi)) / (
-            2 * math.log(base)
-        )
+        # Logs of each factor: rotations·2π may overflow (beta_fast = 1e308) where its log does not.
+        log_ratio = math.log(original_max_position) - math.log(rotations) - math.log(2 * math.pi)
+        return dim * log_ratio / (2 * math.log(base))
 
     low, high = index(beta_fast), index(beta_slow)
     if truncate:
@@ -309,9 +309,10 @@ def llama3_inv_freq(
         )
     theta = rope_inv_freq(dim, base)
     wavelen = 2 * math.pi / theta
-    low_freq_wavelen = original_max_position / low_freq_factor
-    high_freq_wavelen = original_max_position / high_freq_factor
-    t = (original_max_position / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    context = float(original_max_position)  # a Python int may exceed int64 (2**70 is valid)
+    low_freq_wavelen = context / low_freq_factor
+    high_freq_wavelen = context / high_freq_factor
+    t = (context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
     blended = (1 - t) * theta / factor + t * theta
     out = torch.where(wavelen > low_freq_wavelen, theta / factor, blended)
     return torch.where(wavelen < high_freq_wavelen, theta, out)
