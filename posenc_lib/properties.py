@@ -26,6 +26,7 @@ from ._validation import (
     check_int,
     check_length,
     check_positions,
+    check_positive_int,
     check_size,
 )
 from .sinusoidal import sinusoidal_frequencies, sinusoidal_table
@@ -207,6 +208,9 @@ def same_offset_gaps(
     lengths = [check_length(n, "lengths[i]") for n in lengths]
     if not lengths:
         raise ValueError("lengths must not be empty")
+    dim = check_positive_int(dim, "dim")
+    for n in lengths:
+        check_size(("lengths[i]", n), ("dim", dim), what="each (L, dim) table")
     gaps = []
     for n in lengths:
         if p + k >= n:
