@@ -136,3 +136,48 @@ def test_bad_explorer_parameters_raise_value_error(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv(STATIC_ENV_VAR, "1")
     with pytest.raises(ValueError, match="n_heads"):
         Wd.alibi_explorer(n_heads=0)
+
+
+# Initial values outside a slider's usual range: the control is widened to the value the figure was
+# drawn for (ipywidgets used to clamp it silently, e.g. dim 1024 drawn, slider showing 512).
+OUT_OF_RANGE = [
+    (Wd.heatmap_live, {"dim": 1024}, "dim"),
+    (Wd.heatmap_live, {"seq_len": 4}, "seq_len"),
+    (Wd.heatmap_live, {"base": 2.0}, "base"),
+    (Wd.heatmap_live, {"base": 1e8}, "base"),
+    (Wd.decay_live, {"dim": 8}, "dim"),
+    (Wd.offset_live, {"dim": 1024}, "dim"),
+    (Wd.spiral_live, {"seq_len": 2048, "position": 2000}, "seq_len"),
+    (Wd.spiral_live, {"seq_len": 2048, "position": 2000}, "position"),
+    (Wd.euler_live, {"theta": 10.0}, "theta"),
+    (Wd.euler_live, {"n_terms": 100}, "n_terms"),
+    (Wd.rotation_live, {"theta": -30.0}, "theta"),
+    (Wd.calculator_live, {"factor": 1000.0}, "factor"),
+    (Wd.calculator_live, {"base": 1e8}, "base"),
+    (Wd.calculator_live, {"dim": 1024}, "dim"),
+    (Wd.alibi_live, {"seq_len": 300}, "seq_len"),
+    (Wd.permutation_live, {"base": 5.0}, "base"),
+]
+
+
+@pytest.mark.parametrize(
+    ("live", "kwargs", "control"), OUT_OF_RANGE,
+    ids=[f"{f.__name__}-{c}={kw[c]}" for f, kw, c in OUT_OF_RANGE],
+)
+def test_a_control_shows_the_value_its_figure_was_drawn_for(live, kwargs, control) -> None:
+    ui = live(**kwargs)
+    widget = ui.controls[control]
+    assert widget.value == pytest.approx(kwargs[control], rel=1e-12)
+    ui.refresh()  # redrawing from the controls keeps the value
+    assert widget.value == pytest.approx(kwargs[control], rel=1e-12)
+
+
+def test_values_inside_the_range_keep_the_usual_range() -> None:
+    ui = Wd.heatmap_live(dim=64)
+    assert (ui.controls["dim"].min, ui.controls["dim"].max) == (16, 512)
+    assert ui.controls["base"].min == 1 and ui.controls["base"].max == 6
+
+
+def test_invalid_initial_values_are_still_refused_by_the_figure() -> None:
+    with pytest.raises(ValueError, match="dim must be an integer in"):
+        Wd.heatmap_live(dim=8192)
