@@ -8,12 +8,15 @@ from typing import Any
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 import posenc_lib as P
 from posenc_lib import conversion as CV
 from posenc_lib import permutation as PM
 from posenc_lib import pitfalls as PF
 from posenc_lib import properties as PR
+from posenc_lib._validation import MAX_ELEMENTS, check_size
 from posenc_lib.viz.attention import attention_heatmap
 from posenc_lib.viz.heatmap import heatmap_static_rows
 from posenc_lib.viz.offset import rope_offset_figure
@@ -323,3 +326,19 @@ def test_binary_encoding_with_a_huge_dim_is_refused_at_once_not_after_computing_
     with pytest.raises(ValueError, match=r"seq_len = 4 × dim = 100000000|dim must be at most"):
         P.binary_encoding(4, 10**8 * 2)
     assert P.binary_encoding(4, 100).shape == (4, 100)  # a wide code is fine
+
+
+@given(
+    st.one_of(st.integers(0, 300), st.integers(1, 2**40)),
+    st.one_of(st.integers(1, 150), st.integers(1, 2**20)).map(lambda n: 2 * n),
+)
+def test_the_size_policy_refuses_exactly_the_tables_above_the_limit(seq_len: int, dim: int) -> None:
+    # Refused before allocating: only products <= MAX_ELEMENTS may be built (and nothing large is
+    # built here: accepted sizes above 10**5 elements are only checked, not built).
+    if seq_len * dim > MAX_ELEMENTS or seq_len > MAX_ELEMENTS or dim > MAX_ELEMENTS:
+        with pytest.raises(ValueError, match=r"seq_len|dim"):
+            P.sinusoidal_table(seq_len, dim)
+    elif seq_len * dim <= 10**5:
+        assert P.sinusoidal_table(seq_len, dim).shape == (seq_len, dim)
+    else:
+        assert check_size(("seq_len", seq_len), ("dim", dim)) == seq_len * dim
