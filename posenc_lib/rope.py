@@ -510,19 +510,12 @@ class RotaryEmbedding(nn.Module):
     attention_scaling : float
         Multiplies cos and sin (YaRN's attention factor); 1 for plain RoPE.
 
-    Attributes
-    ----------
-    inv_freq : torch.Tensor
-        ``(dim // 2,)`` float64 buffer. It stays float64 whatever the module is cast to; assigning
-        it validates the new spectrum and stores it as float64.
-    attention_scaling : float
-        Validated (finite, > 0) on assignment too.
-    table_builds : int
-        How many times tables were built (a cached forward pass does not add to it).
-
     Notes
     -----
-    The cache can never go stale or be corrupted:
+    ``inv_freq`` is a ``(dim // 2,)`` float64 buffer; assigning it validates the new spectrum and
+    stores it as float64, and assigning ``attention_scaling`` validates it (finite, > 0).
+    ``table_builds`` counts how many times tables were built (a cached forward pass does not add
+    to it). The cache can never go stale or be corrupted:
 
     * casting the module (``.half()``, ``.to(torch.bfloat16)``, ``.float()``) moves ``inv_freq``
       to the new device but keeps it float64, and drops the tables; new tables are rounded once
