@@ -179,6 +179,14 @@ def check_length(value: object, name: str) -> int:
     return value
 
 
+def check_seed(value: object, name: str = "seed") -> int:
+    """A random seed ``torch.Generator.manual_seed`` takes without a C overflow: 0 … 2**63 − 1."""
+    value = check_int(value, name, minimum=0, what="an integer in [0, 2**63 - 1]")
+    if value >= 2**63:
+        raise ValueError(f"{name} must be an integer in [0, 2**63 - 1], got {value}")
+    return value
+
+
 def check_real(value: object, name: str) -> float:
     """A finite real number (Python number or 0-d real tensor), returned as float."""
     if isinstance(value, torch.Tensor) and value.ndim == 0 and not value.dtype.is_complex \

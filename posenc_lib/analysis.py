@@ -23,6 +23,7 @@ from ._validation import (
     check_int,
     check_inv_freq,
     check_length,
+    check_seed,
     check_size,
 )
 from .rope import rope_inv_freq
@@ -141,7 +142,7 @@ def rope_score_spread(
     n_samples : int
         Number of independent pairs (2 … 1024).
     seed : int
-        Seed of the pairs (>= 0).
+        Seed of the pairs (0 … 2**63 − 1).
 
     Returns
     -------
@@ -158,7 +159,7 @@ def rope_score_spread(
     n_samples = check_int(n_samples, "n_samples", minimum=2, what="an integer in [2, 1024]")
     if n_samples > 1024:
         raise ValueError(f"n_samples must be an integer in [2, 1024], got {n_samples}")
-    seed = check_int(seed, "seed", minimum=0)
+    seed = check_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     q, k = torch.randn(2, n_samples, dim, generator=gen, dtype=torch.float64)
     q = q / q.norm(dim=-1, keepdim=True)

@@ -20,12 +20,14 @@ from posenc_lib._validation import MAX_ELEMENTS, MAX_PYTHON_ITEMS
 
 MODULES = [
     "posenc_lib",
+    "posenc_lib.analysis",
     "posenc_lib.conversion",
     "posenc_lib.permutation",
     "posenc_lib.pitfalls",
     "posenc_lib.properties",
     "posenc_lib.viz.attention",
     "posenc_lib.viz.conventions",
+    "posenc_lib.viz.decay",
     "posenc_lib.viz.euler",
     "posenc_lib.viz.heatmap",
     "posenc_lib.viz.offset",
@@ -34,15 +36,17 @@ MODULES = [
     "posenc_lib.viz.spiral",
 ]
 
-# Owned by other work in progress (issue 14): ALiBi validation and budgets, the Euler series and the
-# decay figure. Remove an entry once its fix has landed; the sweep then covers it too.
+# Owned by other work in progress (issue 14): ALiBi validation and budgets, the Euler series, and
+# hf_rope_config's move to posenc_lib.hf. Remove an entry once its fix has landed; the sweep then
+# covers it too.
 ELSEWHERE = {"alibi_slopes", "alibi_bias", "euler_partial_sums", "hf_rope_config"}
 
 # Parameters that are sizes, counts, indices or seeds: integers only.
 INT_PARAMS = {
-    "count", "dim", "first", "hidden", "k_len", "last", "m", "max_distance", "max_len",
-    "max_offset", "max_position", "n", "n_heads", "n_layers", "n_terms", "order_index",
-    "original_max_position", "q_len", "seed", "seq_len", "train_len",
+    "count", "dim", "first", "head_dim", "hidden", "k_len", "last", "m", "max_distance",
+    "max_len", "max_offset", "max_position", "n", "n_heads", "n_kv_heads", "n_layers",
+    "n_samples", "n_terms", "order_index", "original_max_position", "q_len", "rotary_dim",
+    "seed", "seq_len", "train_len",
 }
 
 # Valid values for required parameters, so that only the parameter under test is bad.
@@ -56,6 +60,7 @@ REQUIRED: dict[str, Any] = {
     "w": torch.zeros(8, 8), "reference": torch.zeros(4, 8), "query": torch.zeros(2, 8),
     "matrix": torch.eye(8), "z": 1 + 0j, "order": [1, 0], "lengths": [4, 8],
     "encoding": lambda n, d: torch.zeros(n, d),
+    "head_dim": 8, "partial_rotary_factor": 0.5, "rotary_dim": 4,
 }
 
 HUGE = [2**70, 10**12]
