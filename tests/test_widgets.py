@@ -138,8 +138,8 @@ def test_bad_explorer_parameters_raise_value_error(monkeypatch: pytest.MonkeyPat
         Wd.alibi_explorer(n_heads=0)
 
 
-# Initial values outside a slider's usual range: the control is widened to the value the figure was
-# drawn for (ipywidgets used to clamp it silently, e.g. dim 1024 drawn, slider showing 512).
+# Initial values outside a slider's range (within the figure's own range): refused, naming the
+# parameter (ipywidgets used to clamp them silently, e.g. dim 1024 drawn, the slider showing 512).
 OUT_OF_RANGE = [
     (Wd.heatmap_live, {"dim": 1024}, "dim"),
     (Wd.heatmap_live, {"seq_len": 4}, "seq_len"),
@@ -148,7 +148,6 @@ OUT_OF_RANGE = [
     (Wd.decay_live, {"dim": 8}, "dim"),
     (Wd.offset_live, {"dim": 1024}, "dim"),
     (Wd.spiral_live, {"seq_len": 2048, "position": 2000}, "seq_len"),
-    (Wd.spiral_live, {"seq_len": 2048, "position": 2000}, "position"),
     (Wd.euler_live, {"theta": 10.0}, "theta"),
     (Wd.euler_live, {"n_terms": 100}, "n_terms"),
     (Wd.rotation_live, {"theta": -30.0}, "theta"),
@@ -164,20 +163,21 @@ OUT_OF_RANGE = [
     ("live", "kwargs", "control"), OUT_OF_RANGE,
     ids=[f"{f.__name__}-{c}={kw[c]}" for f, kw, c in OUT_OF_RANGE],
 )
-def test_a_control_shows_the_value_its_figure_was_drawn_for(live, kwargs, control) -> None:
+def test_a_value_outside_its_control_is_refused_naming_it(live, kwargs, control) -> None:
+    pattern = rf"^{control} must be in \[.*\] \(the live slider's range\)"
+    with pytest.raises(ValueError, match=pattern):
+        live(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("live", "kwargs", "control"),
+    [
+        (Wd.heatmap_live, {"dim": 512, "seq_len": 8, "base": 10.0}, "dim"),
+        (Wd.calculator_live, {"factor": 64.0, "base": 1e7, "train_len": 2**22}, "factor"),
+        (Wd.euler_live, {"theta": -6.28, "n_terms": 30}, "theta"),
+    ],
+)
+def test_values_at_the_ends_of_a_range_are_shown_as_given(live, kwargs, control) -> None:
     ui = live(**kwargs)
-    widget = ui.controls[control]
-    assert widget.value == pytest.approx(kwargs[control], rel=1e-12)
-    ui.refresh()  # redrawing from the controls keeps the value
-    assert widget.value == pytest.approx(kwargs[control], rel=1e-12)
-
-
-def test_values_inside_the_range_keep_the_usual_range() -> None:
-    ui = Wd.heatmap_live(dim=64)
-    assert (ui.controls["dim"].min, ui.controls["dim"].max) == (16, 512)
-    assert ui.controls["base"].min == 1 and ui.controls["base"].max == 6
-
-
-def test_invalid_initial_values_are_still_refused_by_the_figure() -> None:
-    with pytest.raises(ValueError, match="dim must be an integer in"):
-        Wd.heatmap_live(dim=8192)
+    for name, value in kwargs.items():
+        assert ui.controls[name].value == pytest.approx(value, rel=1e-9)

@@ -24,6 +24,12 @@ class LiveExplorer(W.VBox):
         Updated in place, inside ``batch_update`` so the browser redraws once per move.
     text : ipywidgets.HTML
         Extra output under the figure (the RoPE calculator's config lines), else empty.
+
+    Raises
+    ------
+    ValueError
+        If an initial value lies outside its control's range (naming the parameter and the
+        range), so that a control never shows a value the figure was not drawn for.
     """
 
     def __init__(
@@ -32,6 +38,7 @@ class LiveExplorer(W.VBox):
         controls: dict[str, W.ValueWidget],
         update: Callable[[LiveExplorer], None],
     ) -> None:
+        _check_ranges(controls)
         self.controls = controls
         self.figure = go.FigureWidget(figure)
         self.text = W.HTML("")
@@ -61,36 +68,55 @@ class LiveExplorer(W.VBox):
             self._busy = False
 
 
-# Slider constructors. An explorer's initial value is validated by its figure builder first (the
-# figure is drawn for exactly that value); a valid value outside the slider's usual range widens
-# the range to include it, so the control always shows the value the figure was drawn for
-# (ipywidgets would silently clamp it). The usual ranges are the ones that meet the live-update
-# budget; a caller who passes a larger value chooses a slower update.
+# Slider constructors. Each remembers the value it was asked to show: ipywidgets would silently
+# clamp a value outside [min, max], so that the control showed a value the figure was not drawn for.
+# LiveExplorer refuses such a value instead (a ValueError naming the parameter and the range): the
+# ranges are the ones that keep a live update within the 100 ms budget (benchmarks/widgets.py),
+# so they are not widened. The static figures (the book) document their own, wider ranges.
 
 
-def _widen(value: float, lo: float, hi: float) -> tuple[float, float]:
-    return min(lo, value), max(hi, value)
+def _remember(widget: W.ValueWidget, value: Any) -> W.ValueWidget:
+    widget._requested_value = value  # checked by LiveExplorer, see _check_ranges
+    return widget
+
+
+def _range_text(widget: W.ValueWidget) -> str:
+    if isinstance(widget, W.FloatLogSlider):
+        lo, hi = widget.base**widget.min, widget.base**widget.max
+        return f"[{lo:.4g}, {hi:.4g}]"
+    return f"[{widget.min}, {widget.max}]"
+
+
+def _check_ranges(controls: dict[str, W.ValueWidget]) -> None:
+    """Refuse an initial value its control cannot show (ipywidgets clamped it)."""
+    for name, control in controls.items():
+        requested = getattr(control, "_requested_value", None)
+        if requested is None or control.value == requested:
+            continue
+        if isinstance(requested, float) and math.isclose(control.value, requested, rel_tol=1e-9):
+            continue
+        raise ValueError(
+            f"{name} must be in {_range_text(control)} (the live slider's range), got {requested}"
+        )
 
 
 def _log_slider(
     value: float, lo_exp: float, hi_exp: float, description: str, readout_format: str = ".4g"
 ) -> W.FloatLogSlider:
-    """A base-10 log slider over ``10**lo_exp … 10**hi_exp`` (widened to hold ``value``)."""
-    exp = math.log10(value)
-    if exp < lo_exp:
-        lo_exp = math.floor(exp * 100) / 100
-    if exp > hi_exp:
-        hi_exp = math.ceil(exp * 100) / 100
-    return W.FloatLogSlider(
-        value=value,
-        base=10,
-        min=lo_exp,
-        max=hi_exp,
-        step=0.01,
-        description=description,
-        readout_format=readout_format,
-        style=_STYLE,
-        layout=_SLIDER_LAYOUT,
+    """A base-10 log slider over ``10**lo_exp … 10**hi_exp``."""
+    return _remember(
+        W.FloatLogSlider(
+            value=value,
+            base=10,
+            min=lo_exp,
+            max=hi_exp,
+            step=0.01,
+            description=description,
+            readout_format=readout_format,
+            style=_STYLE,
+            layout=_SLIDER_LAYOUT,
+        ),
+        value,
     )
 
 
@@ -99,36 +125,42 @@ def _base_slider(value: float) -> W.FloatLogSlider:
 
 
 def _int_slider(value: int, lo: int, hi: int, description: str, step: int = 1) -> W.IntSlider:
-    lo, hi = _widen(value, lo, hi)
-    return W.IntSlider(
-        value=value,
-        min=lo,
-        max=hi,
-        step=step,
-        description=description,
-        style=_STYLE,
-        layout=_SLIDER_LAYOUT,
+    return _remember(
+        W.IntSlider(
+            value=value,
+            min=lo,
+            max=hi,
+            step=step,
+            description=description,
+            style=_STYLE,
+            layout=_SLIDER_LAYOUT,
+        ),
+        value,
     )
 
 
 def _int_text(value: int, lo: int, hi: int, description: str) -> W.BoundedIntText:
-    lo, hi = _widen(value, lo, hi)
-    return W.BoundedIntText(value=value, min=lo, max=hi, description=description, style=_STYLE)
+    return _remember(
+        W.BoundedIntText(value=value, min=lo, max=hi, description=description, style=_STYLE),
+        value,
+    )
 
 
 def _float_slider(
     value: float, lo: float, hi: float, description: str, step: float = 0.01
 ) -> W.FloatSlider:
-    lo, hi = _widen(value, lo, hi)
-    return W.FloatSlider(
-        value=value,
-        min=lo,
-        max=hi,
-        step=step,
-        description=description,
-        readout_format=".2f",
-        style=_STYLE,
-        layout=_SLIDER_LAYOUT,
+    return _remember(
+        W.FloatSlider(
+            value=value,
+            min=lo,
+            max=hi,
+            step=step,
+            description=description,
+            readout_format=".2f",
+            style=_STYLE,
+            layout=_SLIDER_LAYOUT,
+        ),
+        value,
     )
 
 
