@@ -3,17 +3,38 @@
 Each check raises ``TypeError`` for a value of the wrong kind and ``ValueError`` for a value of the
 right kind outside its allowed range. Messages name the parameter, the allowed values and what was
 received, so a reader who passes ``dim=7`` learns at once what went wrong.
+
+The size policy
+---------------
+No public function builds a tensor of more than :data:`MAX_ELEMENTS` elements (2**27, about
+1.3·10^8: 1 GiB in float64), and no chunked loop does more than that many elements of work.
+:func:`check_size` enforces it *before* anything is allocated, with a ``ValueError`` naming the
+parameters whose product is too large, so ``sinusoidal_table(10**6, 10**6)`` or ``dim=2**70``
+fails at once instead of trying to allocate terabytes, overflowing a C integer or looping for
+minutes. Every function that takes a size (``dim``, ``seq_len``, ``n_heads``, ``max_len``,
+``max_distance`` …) or whose result grows with the product of its inputs' sizes (an outer product,
+a ``(q_len, k_len)`` score matrix) calls it; :func:`check_dim`, :func:`check_length` and
+:func:`check_positive_int` apply it to a single size. Counts of objects built one at a time in
+Python (``TinyEncoder``'s ``n_layers``) are bounded by the much smaller :data:`MAX_PYTHON_ITEMS`
+(4096), for the same reason.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Sequence
 
 import torch
 
 _HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+MAX_ELEMENTS: int = 2**27
+"""Largest number of elements a public function builds (or works through): 2**27 ≈ 1.3·10^8."""
+
+MAX_PYTHON_ITEMS: int = 4096
+"""Largest number of objects a public function builds one by one in Python (e.g. layers)."""
 
 
 def _describe(value: object) -> str:
@@ -49,23 +70,121 @@ def check_int(value: object, name: str, *, minimum: int | None = None, what: str
     return value
 
 
+def _parameter(label: str) -> str:
+    """The parameter a size label is about: ``"max_distance + 1"`` -> ``"max_distance"``."""
+    words = re.findall(r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?", label)
+    words = [w for w in words if w not in ("len", "prod")]
+    return words[0] if words else label
+
+
+def check_size(*sizes: tuple[str, int], what: str = "the result") -> int:
+    """Refuse, before allocating, a result of ``prod(sizes)`` elements above :data:`MAX_ELEMENTS`.
+
+    Parameters
+    ----------
+    *sizes : tuple of (str, int)
+        ``(name, size)`` factors of the element count, named as the caller knows them, e.g.
+        ``("seq_len", seq_len), ("dim", dim)``; sizes are validated non-negative integers.
+    what : str
+        What would be built, for the message (e.g. ``"the (seq_len, dim) table"``).
+
+    Returns
+    -------
+    int
+        The element count ``prod(sizes)`` (at most ``MAX_ELEMENTS``).
+
+    Raises
+    ------
+    ValueError
+        Naming the factor that alone exceeds the limit, or else all factors and their product.
+    """
+    for name, size in sizes:
+        if size > MAX_ELEMENTS:
+            raise ValueError(
+                f"{name} must be at most {MAX_ELEMENTS} (posenc_lib's size limit MAX_ELEMENTS), "
+                f"got {name} = {size}"
+            )
+    total = math.prod(size for _, size in sizes)
+    if total > MAX_ELEMENTS:
+        factors = " × ".join(f"{name} = {size}" for name, size in sizes)
+        names = ", ".join(dict.fromkeys(_parameter(name) for name, _ in sizes))
+        raise ValueError(
+            f"{what} would have {factors} = {total} elements, more than posenc_lib's size limit "
+            f"MAX_ELEMENTS = {MAX_ELEMENTS}; reduce {names}"
+        )
+    return total
+
+
+def check_device(device: object, name: str = "device") -> torch.device | None:
+    """``None``, a ``torch.device``, a device string (``"cpu"``, ``"cuda:0"``) or a CUDA index.
+
+    Returns the ``torch.device`` (``None`` stays ``None``); a device that does not exist on this
+    machine (``"cuda"`` without a GPU) is refused too.
+    """
+    if device is None:
+        return None
+    if isinstance(device, bool) or not isinstance(device, (torch.device, str, int)):
+        raise TypeError(
+            f"{name} must be a torch.device or a device string such as 'cpu', "
+            f"got {_describe(device)}"
+        )
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError, TypeError):
+        raise ValueError(
+            f"{name} must be a torch.device or a device string such as 'cpu' or 'cuda:0', "
+            f"got {_describe(device)}"
+        ) from None
+    available = {
+        "cpu": True,
+        "meta": True,
+        "cuda": torch.cuda.is_available(),
+        "mps": torch.backends.mps.is_available(),
+    }.get(dev.type, True)
+    if not available:
+        raise ValueError(f"{name} {str(dev)!r} is not available on this machine")
+    return dev
+
+
 def check_dim(dim: object, name: str = "dim", *, minimum: int = 2) -> int:
     """A positive even feature dimension (``minimum`` 4 where ``d/(d-2)`` appears)."""
     what = "a positive even integer" if minimum <= 2 else f"an even integer >= {minimum}"
     dim = check_int(dim, name, what=what)
     if dim < minimum or dim % 2 != 0:
         raise ValueError(f"{name} must be {what}, got {dim}")
+    check_size((name, dim))
     return dim
 
 
-def check_positive_int(value: object, name: str) -> int:
-    """An integer >= 1 (head counts, feature sizes of the naive schemes, term counts)."""
-    return check_int(value, name, minimum=1, what="a positive integer (>= 1)")
+def check_positive_int(value: object, name: str, *, maximum: int = MAX_ELEMENTS) -> int:
+    """An integer in ``[1, maximum]`` (head counts, feature sizes, term and layer counts).
+
+    Counts of things built one by one in Python (layers, series terms) pass
+    ``maximum=MAX_PYTHON_ITEMS``; sizes of tensors keep the default :data:`MAX_ELEMENTS`.
+    """
+    value = check_int(value, name, minimum=1, what="a positive integer (>= 1)")
+    if value > maximum:
+        limit = "MAX_ELEMENTS" if maximum == MAX_ELEMENTS else "MAX_PYTHON_ITEMS"
+        raise ValueError(
+            f"{name} must be at most {maximum} (posenc_lib's size limit {limit}), "
+            f"got {name} = {value}"
+        )
+    return value
 
 
 def check_length(value: object, name: str) -> int:
-    """A sequence length: an integer >= 0."""
-    return check_int(value, name, minimum=0, what="a non-negative integer")
+    """A sequence length: an integer >= 0 (and at most :data:`MAX_ELEMENTS`)."""
+    value = check_int(value, name, minimum=0, what="a non-negative integer")
+    check_size((name, value))
+    return value
+
+
+def check_seed(value: object, name: str = "seed") -> int:
+    """A random seed ``torch.Generator.manual_seed`` takes without a C overflow: 0 … 2**63 − 1."""
+    value = check_int(value, name, minimum=0, what="an integer in [0, 2**63 - 1]")
+    if value >= 2**63:
+        raise ValueError(f"{name} must be an integer in [0, 2**63 - 1], got {value}")
+    return value
 
 
 def check_real(value: object, name: str) -> float:

@@ -17,7 +17,15 @@ import math
 
 import torch
 
-from ._validation import check_base, check_dim, check_int, check_inv_freq, check_length
+from ._validation import (
+    check_base,
+    check_dim,
+    check_int,
+    check_inv_freq,
+    check_length,
+    check_seed,
+    check_size,
+)
 from .rope import rope_inv_freq
 
 __all__ = ["rope_decay_bound", "rope_score_spread", "sinusoidal_similarity", "wavelengths"]
@@ -57,6 +65,10 @@ def rope_decay_bound(
     dim = check_dim(dim)
     base = check_base(base)
     max_distance = check_length(max_distance, "max_distance")
+    check_size(
+        ("max_distance + 1", max_distance + 1), ("dim // 2", dim // 2),
+        what="the bound's (max_distance + 1, dim // 2) partial sums",
+    )
     theta = rope_inv_freq(dim, base) if inv_freq is None else check_inv_freq(inv_freq, dim)
     theta = theta.cpu()
     out = torch.empty(max_distance + 1, dtype=torch.float64)
@@ -94,6 +106,10 @@ def sinusoidal_similarity(
     dim = check_dim(dim)
     base = check_base(base)
     max_distance = check_length(max_distance, "max_distance")
+    check_size(
+        ("2·max_distance + 1", 2 * max_distance + 1), ("dim // 2", dim // 2),
+        what="the (2·max_distance + 1, dim // 2) cosines",
+    )
     offsets = torch.arange(-max_distance, max_distance + 1, dtype=torch.float64)
     return torch.cos(torch.outer(offsets, rope_inv_freq(dim, base))).sum(dim=-1)
 
@@ -126,7 +142,7 @@ def rope_score_spread(
     n_samples : int
         Number of independent pairs (2 … 1024).
     seed : int
-        Seed of the pairs (>= 0).
+        Seed of the pairs (0 … 2**63 − 1).
 
     Returns
     -------
@@ -143,7 +159,7 @@ def rope_score_spread(
     n_samples = check_int(n_samples, "n_samples", minimum=2, what="an integer in [2, 1024]")
     if n_samples > 1024:
         raise ValueError(f"n_samples must be an integer in [2, 1024], got {n_samples}")
-    seed = check_int(seed, "seed", minimum=0)
+    seed = check_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     q, k = torch.randn(2, n_samples, dim, generator=gen, dtype=torch.float64)
     q = q / q.norm(dim=-1, keepdim=True)

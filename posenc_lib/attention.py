@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from ._validation import check_float_tensor, check_int, check_length, check_real
+from ._validation import check_float_tensor, check_int, check_length, check_real, check_size
 
 __all__ = ["attention", "causal_mask"]
 
@@ -38,6 +38,7 @@ def causal_mask(seq_len: int, k_len: int | None = None) -> torch.Tensor:
     )
     if k_len < seq_len:
         raise ValueError(f"k_len must be >= seq_len = {seq_len}, got k_len = {k_len}")
+    check_size(("seq_len", seq_len), ("k_len", k_len), what="the (seq_len, k_len) mask")
     return torch.ones(seq_len, k_len, dtype=torch.bool).tril(diagonal=k_len - seq_len)
 
 
@@ -50,6 +51,23 @@ def _broadcast(shape: tuple[int, ...], target: tuple[int, ...], name: str) -> No
         raise ValueError(
             f"{name} of shape {shape} must broadcast to the logits' shape {target}"
         )
+
+
+def _logits(
+    q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor | None, scale: float, work: torch.dtype
+) -> torch.Tensor | None:
+    """``q·kᵀ·scale + bias`` in ``work``, or ``None`` if a finite input overflowed to ±inf/NaN."""
+    logits = torch.matmul(q.to(work), k.to(work).transpose(-2, -1)) * scale
+    if not bool(torch.isfinite(logits).all()):
+        return None
+    if bias is not None:
+        logits = logits + bias.to(work)
+        # bias holds no NaN/+inf, so NaN/+inf (or -inf where bias was finite) means overflow.
+        overflow = torch.isposinf(logits) | torch.isnan(logits)
+        overflow |= torch.isneginf(logits) & torch.isfinite(bias)
+        if bool(overflow.any()):
+            return None
+    return logits
 
 
 def attention(
@@ -78,7 +96,7 @@ def attention(
         Bool, broadcastable to ``(..., q_len, k_len)``; ``True`` = may attend.
     bias : torch.Tensor, optional
         Float, broadcastable to ``(..., q_len, k_len)``, added to the logits (e.g. ALiBi's
-        ``(heads, q_len, k_len)``); ``−inf`` entries act as a mask.
+        ``(heads, q_len, k_len)``); ``−inf`` entries act as a mask; NaN and ``+inf`` are refused.
     scale : float, optional
         Logit scale, default ``1/√d``.
 
@@ -91,7 +109,14 @@ def attention(
     Raises
     ------
     ValueError
-        If a query row has no key it may attend to (its softmax would be NaN).
+        If ``d = 0``, if there are no keys (``k_len = 0``), if ``q``, ``k``, ``v`` or ``bias`` hold
+        NaN or ``+inf``, or if a query row has no key it may attend to (its softmax would be NaN).
+
+    Notes
+    -----
+    Logits that overflow the working dtype (``q``, ``k`` ~ 1e20 in float32) are recomputed in
+    float64, where the softmax subtracts each row's maximum, so large inputs give the exact
+    weights instead of NaN rows; logits beyond float64 are refused.
     """
     q = check_float_tensor(q, "q", min_ndim=2)
     k = check_float_tensor(k, "k", min_ndim=2)
@@ -102,10 +127,22 @@ def attention(
         raise ValueError(
             f"q and k must have the same feature size d, got q {tuple(q.shape)}, k {tuple(k.shape)}"
         )
+    if q.shape[-1] == 0:
+        raise ValueError(
+            f"q and k must have a feature size d >= 1, got d = 0 (q of shape {tuple(q.shape)})"
+        )
+    if k.shape[-2] == 0:
+        raise ValueError(
+            f"k must hold at least one key (k_len >= 1) for the softmax, got k of shape "
+            f"{tuple(k.shape)}"
+        )
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(
             f"k and v must have the same length k_len, got k {tuple(k.shape)}, v {tuple(v.shape)}"
         )
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{name} must be finite, got a NaN or infinite entry")
     try:
         lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except RuntimeError:
@@ -114,16 +151,34 @@ def attention(
             f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
         ) from None
     logits_shape = (*lead, q.shape[-2], k.shape[-2])
+    check_size(
+        ("prod(q.shape[:-2]) (batch × heads, broadcast with k, v)", math.prod(lead)),
+        ("q.shape[-2] (q_len)", q.shape[-2]), ("k.shape[-2] (k_len)", k.shape[-2]),
+        what="the (..., q_len, k_len) attention weights",
+    )
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else check_real(scale, "scale")
-
-    # Half precision: softmax in float32, then back.
-    work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
-    logits = torch.matmul(q.to(work), k.to(work).transpose(-2, -1)) * scale
-    logits = logits.expand(logits_shape)
     if bias is not None:
         bias = check_float_tensor(bias, "bias", min_ndim=0)
         _broadcast(tuple(bias.shape), logits_shape, "bias")
-        logits = logits + bias.to(work)
+        if bool(torch.isnan(bias).any() | torch.isposinf(bias).any()):
+            raise ValueError(
+                "bias must not hold NaN or +inf (use -inf, or mask, to block a key), "
+                "got a NaN or +inf entry"
+            )
+
+    # Half precision: softmax in float32, then back.
+    work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
+    logits = _logits(q, k, bias, scale, work)
+    if logits is None and work != torch.float64:
+        # q·kᵀ (+ bias) overflowed the working dtype: redo the logits and the softmax in float64.
+        work = torch.float64
+        logits = _logits(q, k, bias, scale, work)
+    if logits is None:
+        raise ValueError(
+            "q·kᵀ·scale + bias overflows float64; make q, k, scale or bias smaller "
+            f"(largest |q| = {q.abs().max().item():.3g}, |k| = {k.abs().max().item():.3g})"
+        )
+    logits = logits.expand(logits_shape)
     if mask is not None:
         if not isinstance(mask, torch.Tensor):
             raise TypeError(f"mask must be a bool torch.Tensor, got {type(mask).__name__}")
@@ -139,6 +194,6 @@ def attention(
             "every query must be allowed to attend to at least one key; "
             f"{int(blocked.sum())} row(s) are fully masked by mask/bias"
         )
-    weights = torch.softmax(logits, dim=-1)
+    weights = torch.softmax(logits, dim=-1)  # subtracts each row's maximum: no overflow
     out = torch.matmul(weights, v.to(work))
     return out.to(q.dtype), weights.to(q.dtype)

@@ -13,6 +13,7 @@ those weights for Hugging Face's ``LlamaForCausalLM``, so the two forward passes
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 
@@ -25,6 +26,7 @@ from posenc_lib._validation import (
     check_positive,
     check_positive_int,
     check_rope_input,
+    check_size,
 )
 from posenc_lib.rope import (
     apply_rope_complex,
@@ -135,6 +137,18 @@ def rope_scores(
         )
     convention = check_choice(convention, "convention", _CONVENTIONS)
     base = check_base(base)
+    try:
+        lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the leading dimensions of q and k must broadcast, got {tuple(q.shape)} and "
+            f"{tuple(k.shape)}"
+        ) from None
+    check_size(
+        ("prod(q.shape[:-2]) (batch × heads)", math.prod(lead)),
+        ("q.shape[-2] (seq)", seq_q), ("k.shape[-2] (seq)", seq_k),
+        what="the (..., seq, seq) scores",
+    )
     apply = {
         "interleaved": apply_rope_interleaved,
         "half": apply_rope_half,

@@ -18,6 +18,14 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
+from ._validation import (
+    MAX_PYTHON_ITEMS,
+    check_dtype,
+    check_int,
+    check_positive_int,
+    check_size,
+)
+
 __all__ = [
     "TinyEncoder",
     "TinyFeedForward",
@@ -74,9 +82,9 @@ def permutation_matrix(order: Sequence[int] | torch.Tensor, *, dtype=torch.float
         ``(n, n)``, orthogonal: ``P @ P.T == I``.
     """
     idx = _as_order(order)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
+    dtype = check_dtype(dtype)
     n = idx.numel()
+    check_size(("len(order)", n), ("len(order)", n), what="the (n, n) permutation matrix")
     p = torch.zeros(n, n, dtype=dtype)
     p[torch.arange(n), idx] = 1
     return p
@@ -122,25 +130,30 @@ def permutation_between(source: Sequence, target: Sequence) -> list[int]:
     return [where[item] for item in tgt]
 
 
-def _check_dim(dim: int, name: str = "dim") -> None:
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        raise TypeError(f"{name} must be an int, got {type(dim).__name__}")
-    if dim < 1:
-        raise ValueError(f"{name} must be >= 1, got {dim}")
+def _check_dim(dim: int, name: str = "dim") -> int:
+    return check_positive_int(dim, name)
 
 
-def _check_seed(seed: int) -> None:
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+def _check_seed(seed: int) -> int:
+    # torch.Generator.manual_seed takes [-2**63, 2**64): anything else is a C overflow.
+    seed = check_int(seed, "seed", what="an integer in [-2**63, 2**64)")
+    if not -(2**63) <= seed < 2**64:
+        raise ValueError(f"seed must be an integer in [-2**63, 2**64), got {seed}")
+    return seed
 
 
-def _check_x(x: torch.Tensor, dim: int) -> None:
+def _check_x(x: torch.Tensor, dim: int, dtype: torch.dtype) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if not x.dtype.is_floating_point:
         raise TypeError(f"x must be a floating tensor, got dtype {x.dtype}")
     if x.dim() < 2 or x.shape[-1] != dim:
         raise ValueError(f"x must have shape (..., seq, {dim}), got {tuple(x.shape)}")
+    if x.dtype != dtype:
+        raise TypeError(
+            f"x must have the weights' dtype {dtype}, got x of dtype {x.dtype} "
+            f"(convert x with x.to({dtype}), or build the module with dtype={x.dtype})"
+        )
 
 
 class ToyEmbedding(nn.Module):
@@ -169,8 +182,10 @@ class ToyEmbedding(nn.Module):
             raise TypeError("vocab must be a non-empty sequence of str")
         if len(set(vocab)) != len(vocab):
             raise ValueError(f"vocab must hold distinct tokens, got {vocab!r}")
-        _check_dim(dim)
-        _check_seed(seed)
+        dim = _check_dim(dim)
+        seed = _check_seed(seed)
+        dtype = check_dtype(dtype)
+        check_size(("len(vocab)", len(vocab)), ("dim", dim), what="the (vocab, dim) table")
         self.vocab = vocab
         self.index = {t: i for i, t in enumerate(vocab)}
         gen = torch.Generator().manual_seed(seed)
@@ -219,8 +234,10 @@ class TinySelfAttention(nn.Module):
 
     def __init__(self, dim: int, *, seed: int = 0, dtype: torch.dtype = torch.float64) -> None:
         super().__init__()
-        _check_dim(dim)
-        _check_seed(seed)
+        dim = _check_dim(dim)
+        seed = _check_seed(seed)
+        dtype = check_dtype(dtype)
+        check_size(("dim", dim), ("dim", dim), what="each (dim, dim) weight")
         gen = torch.Generator().manual_seed(seed)
         self.dim = dim
         self.w_q = _seeded_linear(dim, dim, gen, dtype)
@@ -229,8 +246,8 @@ class TinySelfAttention(nn.Module):
         self.requires_grad_(False)
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(Q, K, V)``, each ``(..., seq, dim)``."""
-        _check_x(x, self.dim)
+        """``(Q, K, V)``, each ``(..., seq, dim)``; ``x`` must have the weights' dtype."""
+        _check_x(x, self.dim, self.w_q.weight.dtype)
         return self.w_q(x), self.w_k(x), self.w_v(x)
 
     def scores(self, x: torch.Tensor) -> torch.Tensor:
@@ -256,10 +273,11 @@ class TinyFeedForward(nn.Module):
     def __init__(self, dim: int, hidden: int | None = None, *, seed: int = 0,
                  dtype: torch.dtype = torch.float64) -> None:
         super().__init__()
-        _check_dim(dim)
-        hidden = 4 * dim if hidden is None else hidden
-        _check_dim(hidden, "hidden")
-        _check_seed(seed)
+        dim = _check_dim(dim)
+        hidden = 4 * dim if hidden is None else _check_dim(hidden, "hidden")
+        seed = _check_seed(seed)
+        dtype = check_dtype(dtype)
+        check_size(("dim", dim), ("hidden", hidden), what="each (hidden, dim) weight")
         gen = torch.Generator().manual_seed(seed)
         self.dim = dim
         self.w_1 = _seeded_linear(dim, hidden, gen, dtype)
@@ -267,8 +285,8 @@ class TinyFeedForward(nn.Module):
         self.requires_grad_(False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``(..., seq, dim)`` → ``(..., seq, dim)``."""
-        _check_x(x, self.dim)
+        """``(..., seq, dim)`` → ``(..., seq, dim)``; ``x`` must have the weights' dtype."""
+        _check_x(x, self.dim, self.w_1.weight.dtype)
         return self.w_2(torch.relu(self.w_1(x)))
 
 
@@ -294,10 +312,14 @@ class TinyEncoder(nn.Module):
     def __init__(self, vocab: Sequence[str], dim: int, *, n_layers: int = 2, seed: int = 0,
                  dtype: torch.dtype = torch.float64) -> None:
         super().__init__()
-        _check_dim(dim)
-        _check_seed(seed)
-        if not isinstance(n_layers, int) or isinstance(n_layers, bool) or n_layers < 1:
-            raise ValueError(f"n_layers must be an int >= 1, got {n_layers!r}")
+        dim = _check_dim(dim)
+        seed = _check_seed(seed)
+        n_layers = check_positive_int(n_layers, "n_layers", maximum=MAX_PYTHON_ITEMS)
+        _check_seed(seed + 2 * n_layers)  # every layer's seed is valid
+        check_size(
+            ("n_layers", n_layers), ("7·dim", 7 * dim), ("dim", dim),
+            what="the weights of all layers (3·dim² attention + 4·dim² feed-forward per layer)",
+        )
         self.dim = dim
         self.embed = ToyEmbedding(vocab, dim, seed=seed, dtype=dtype)
         self.attn = nn.ModuleList(

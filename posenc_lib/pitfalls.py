@@ -21,6 +21,7 @@ from posenc_lib._validation import (
     check_length,
     check_positions,
     check_rope_input,
+    check_size,
 )
 
 __all__ = [
@@ -44,6 +45,20 @@ def _check_qkv(q: object, k: object, v: object) -> tuple[torch.Tensor, torch.Ten
         raise ValueError(
             f"k and v must share the sequence dimension, got {tuple(k.shape)} and {tuple(v.shape)}"
         )
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    try:
+        lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            "the leading (batch/head) dimensions of q, k and v must broadcast, got "
+            f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
+        ) from None
+    check_size(
+        ("prod(q.shape[:-2]) (batch × heads)", math.prod(lead)),
+        ("q.shape[-2] (seq_q)", q.shape[-2]), ("k.shape[-2] (seq_k)", k.shape[-2]),
+        what="the (..., seq_q, seq_k) attention weights",
+    )
     return q, k, v
 
 
@@ -144,6 +159,7 @@ def sinusoidal_table_div_term_multiplied(
     seq_len = check_length(seq_len, "seq_len")
     dim = check_dim(dim)
     base = check_base(base)
+    check_size(("seq_len", seq_len), ("dim", dim), what="the (seq_len, dim) table")
     position = torch.arange(seq_len, dtype=torch.float64)[:, None]
     div_term = base ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
     angles = position * div_term  # the bug: should be position / div_term
@@ -220,6 +236,8 @@ def meta_rope_angles_float32(
     dim = check_dim(dim)
     base = check_base(base)
     positions = check_positions(positions)
+    check_size(("len(positions)", positions.shape[0]), ("dim // 2", dim // 2),
+               what="the (seq, dim // 2) angles")
     freqs = 1.0 / (base ** (torch.arange(0, dim, 2)[: dim // 2].float() / dim))
     t = positions.to(torch.float32)
     return torch.outer(t, freqs).float()

@@ -24,6 +24,9 @@ from ._validation import (
     check_float_tensor,
     check_int,
     check_length,
+    check_positions,
+    check_positive_int,
+    check_size,
 )
 from .sinusoidal import sinusoidal_frequencies, sinusoidal_table
 
@@ -58,7 +61,10 @@ def _table(table: object, name: str = "table", *, min_rows: int = 0) -> torch.Te
     if table.ndim != 2:
         raise ValueError(f"{name} must have shape (seq, dim), got shape {tuple(table.shape)}")
     if table.shape[0] < min_rows:
-        raise ValueError(f"{name} must have at least {min_rows} rows, got {table.shape[0]}")
+        raise ValueError(
+            f"{name} must have at least {min_rows} rows (positions), got {table.shape[0]} "
+            f"(shape {tuple(table.shape)})"
+        )
     return table.to(torch.float64)
 
 
@@ -74,12 +80,17 @@ def max_abs_value(table: torch.Tensor) -> float:
 def neighbour_distances(table: torch.Tensor) -> torch.Tensor:
     """``‖PE(p+1) − PE(p)‖`` for ``p = 0 … seq−2``: the step between consecutive positions.
 
+    Parameters
+    ----------
+    table
+        ``(seq, dim)`` with ``seq >= 2`` (one row has no neighbour).
+
     Returns
     -------
     torch.Tensor
         ``(seq − 1,)`` float64.
     """
-    return offset_distances(table, 1)
+    return offset_distances(_table(table, min_rows=2), 1)
 
 
 def offset_distances(table: torch.Tensor, offset: int) -> torch.Tensor:
@@ -123,6 +134,8 @@ def min_pairwise_distance(table: torch.Tensor) -> float:
     t = _table(table)
     if t.shape[0] < 2:
         return math.inf
+    check_size(("table.shape[0]", t.shape[0]), ("table.shape[0]", t.shape[0]),
+               what="the (seq, seq) distance matrix")
     dist = torch.cdist(t, t)
     dist.fill_diagonal_(math.inf)
     return float(dist.min())
@@ -153,6 +166,8 @@ def nearest_row_distances(reference: torch.Tensor, query: torch.Tensor) -> torch
         )
     if qry.shape[0] == 0:
         return torch.zeros(0, dtype=torch.float64)
+    check_size(("query.shape[0]", qry.shape[0]), ("reference.shape[0]", ref.shape[0]),
+               what="the (n_query, n_ref) distance matrix")
     return torch.cdist(qry, ref).min(dim=-1).values
 
 
@@ -194,6 +209,9 @@ def same_offset_gaps(
     lengths = [check_length(n, "lengths[i]") for n in lengths]
     if not lengths:
         raise ValueError("lengths must not be empty")
+    dim = check_positive_int(dim, "dim")
+    for n in lengths:
+        check_size(("lengths[i]", n), ("dim", dim), what="each (L, dim) table")
     gaps = []
     for n in lengths:
         if p + k >= n:
@@ -565,6 +583,13 @@ def logit_terms(
     for name, v in vecs.items():
         if v.shape[-1] != dim:
             raise ValueError(f"{name} must have last dimension {dim}, got {tuple(v.shape)}")
+    try:
+        shape = torch.broadcast_shapes(*(v.shape[:-1] for v in vecs.values()))
+    except RuntimeError:
+        shapes = ", ".join(f"{name} {tuple(v.shape)}" for name, v in vecs.items())
+        raise ValueError(f"x_q, x_k, pe_q, pe_k must broadcast, got {shapes}") from None
+    check_size(("prod(x_q/x_k/pe_q/pe_k broadcast shape)", math.prod(shape)), ("dim", dim),
+               what="each broadcast (..., dim) product")
     a = mats["w_q"].T @ mats["w_k"]  # (dim, dim)
 
     def bilinear(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -577,7 +602,6 @@ def logit_terms(
         "position_position": bilinear(vecs["pe_q"], vecs["pe_k"]),
     }
     terms["total"] = bilinear(vecs["x_q"] + vecs["pe_q"], vecs["x_k"] + vecs["pe_k"])
-    shape = torch.broadcast_shapes(*(v.shape[:-1] for v in vecs.values()))
     return {name: t.expand(shape) for name, t in terms.items()}
 
 
@@ -611,9 +635,8 @@ def position_term_along_offset(
         raise ValueError(f"matrix must be square (dim, dim), got {tuple(a.shape)}")
     dim = check_dim(a.shape[0], "matrix.shape[0]")
     k = check_int(offset, "offset")
-    m = torch.as_tensor(positions, dtype=torch.float64)
-    if m.ndim != 1:
-        raise ValueError(f"positions must be 1-D, got shape {tuple(m.shape)}")
+    m = check_positions(positions)
+    check_size(("len(positions)", m.shape[0]), ("dim", dim), what="the (seq, dim) tables")
     pe_m = sinusoidal_table(m.numel(), dim, base, dtype=torch.float64, positions=m)
     pe_n = sinusoidal_table(m.numel(), dim, base, dtype=torch.float64, positions=m + k)
     return ((pe_m @ a) * pe_n).sum(-1)

@@ -32,14 +32,17 @@ from torch import nn
 from ._validation import (
     check_base,
     check_choice,
+    check_device,
     check_dim,
     check_dtype,
     check_float_tensor,
     check_inv_freq,
+    check_length,
     check_positions,
     check_positive,
     check_real,
     check_rope_input,
+    check_size,
     compute_dtype,
 )
 
@@ -101,6 +104,10 @@ def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor
     """
     positions = check_positions(positions)
     inv_freq = check_inv_freq(inv_freq)
+    check_size(
+        ("len(positions)", positions.shape[0]), ("len(inv_freq)", inv_freq.shape[0]),
+        what="the (seq, dim // 2) angles",
+    )
     return torch.outer(positions, inv_freq.to(positions.device))
 
 
@@ -127,7 +134,7 @@ def rope_cos_sin(
         ``"half"`` gives ``cat(cos θ, cos θ)`` as Hugging Face does (pairs ``(i, i+d/2)``);
         ``"interleaved"`` repeats each value twice (pairs ``(2i, 2i+1)``).
     scale : float
-        Multiplies both tables (YaRN's attention factor; 1 otherwise).
+        Multiplies both tables (YaRN's attention factor, > 0; 1 otherwise).
     device : torch.device or str, optional
         Where to put the tables (default: the device of ``positions``).
 
@@ -138,8 +145,13 @@ def rope_cos_sin(
     """
     dtype = check_dtype(dtype)
     convention = check_choice(convention, "convention", ("half", "interleaved"))
-    scale = check_real(scale, "scale")
+    scale = check_positive(scale, "scale")
+    device = check_device(device)
     angles = rope_angles(positions, inv_freq)
+    check_size(
+        ("len(positions)", angles.shape[0]), ("dim", 2 * angles.shape[1]),
+        what="each (seq, dim) table",
+    )
     cos, sin = angles.cos() * scale, angles.sin() * scale
     if convention == "half":
         cos, sin = torch.cat((cos, cos), dim=-1), torch.cat((sin, sin), dim=-1)
@@ -197,7 +209,9 @@ def _rotate_interleaved_layout(
 def _rotate_complex(x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
     """LLaMA's form: view pairs ``(2i, 2i+1)`` as complex numbers and multiply by ``e^{imθ}``."""
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
-    xc = torch.view_as_complex(x.to(work).reshape(*x.shape[:-1], -1, 2).contiguous())
+    # An explicit pair count (not -1): an empty batch or sequence reshapes too.
+    pairs = x.to(work).reshape(*x.shape[:-1], x.shape[-1] // 2, 2).contiguous()
+    xc = torch.view_as_complex(pairs)
     out = torch.view_as_real(xc * freqs_cis).flatten(-2)
     return out.to(x.dtype)
 
@@ -440,6 +454,7 @@ def rope_rotation_matrix(
     """
     position = check_real(position, "position")
     dim = check_dim(dim)
+    check_size(("dim", dim), ("dim", dim), what="the (dim, dim) matrix")
     base = check_base(base)
     theta = rope_inv_freq(dim, base) if inv_freq is None else check_inv_freq(inv_freq, dim)
     angle = position * theta.cpu()
@@ -470,7 +485,7 @@ def interleaved_to_half_permutation(dim: int) -> torch.Tensor:
     torch.Tensor
         Shape ``(dim,)``, int64.
     """
-    dim = check_dim(dim)
+    dim = check_dim(dim)  # at most MAX_ELEMENTS
     return torch.cat((torch.arange(0, dim, 2), torch.arange(1, dim, 2)))
 
 
@@ -497,6 +512,21 @@ class RotaryEmbedding(nn.Module):
 
     Notes
     -----
+    ``inv_freq`` is a ``(dim // 2,)`` float64 buffer; assigning it validates the new spectrum and
+    stores it as float64, and assigning ``attention_scaling`` validates it (finite, > 0).
+    ``table_builds`` counts how many times tables were built (a cached forward pass does not add
+    to it). The cache can never go stale or be corrupted:
+
+    * casting the module (``.half()``, ``.to(torch.bfloat16)``, ``.float()``) moves ``inv_freq``
+      to the new device but keeps it float64, and drops the tables; new tables are rounded once
+      from float64 angles, so a cast module is as exact as a fresh one;
+    * the cache is keyed on the *values* of ``inv_freq`` and on ``attention_scaling`` (and
+      ``convention``): assigning either, or modifying ``inv_freq`` in place, rebuilds the tables
+      at the next call (checking costs one comparison of ``dim // 2`` numbers);
+    * :meth:`cos_sin` returns copies, so a caller who edits them changes nothing here;
+    * when ``inv_freq`` requires grad (a learned spectrum) and autograd is on, tables are built
+      afresh on every call, so each forward pass has its own graph and backward works every time.
+
     Explicit ``positions`` are not cached (they may change every call). Half-precision tables are
     rounded once from float64, so the cached path is as accurate as the functional one up to the
     rounding of the arithmetic itself.
@@ -518,12 +548,23 @@ class RotaryEmbedding(nn.Module):
         self.dim = check_dim(dim)
         self.base = check_base(base)
         self.convention = check_choice(convention, "convention", CONVENTIONS)
-        self.attention_scaling = check_positive(attention_scaling, "attention_scaling")
+        self.attention_scaling = attention_scaling  # validated by __setattr__
         freqs = rope_inv_freq(self.dim, self.base) if inv_freq is None else check_inv_freq(
             inv_freq, self.dim
         )
         self.register_buffer("inv_freq", freqs.clone(), persistent=False)
+        self.table_builds = 0
         self._cache: dict[tuple[int, torch.device, torch.dtype], tuple[torch.Tensor, ...]] = {}
+        self._cache_key: tuple[torch.Tensor, float, str] | None = None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "inv_freq" and "inv_freq" in self.__dict__.get("_buffers", {}):
+            value = check_inv_freq(value, self.dim)  # float64, on the value's device
+        elif name == "attention_scaling":
+            value = check_positive(value, "attention_scaling")
+        super().__setattr__(name, value)
+        if name in ("inv_freq", "attention_scaling", "convention") and "_cache" in self.__dict__:
+            self._cache = {}
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, base={self.base}, convention={self.convention!r}"
@@ -531,7 +572,9 @@ class RotaryEmbedding(nn.Module):
     def _tables(
         self, positions: torch.Tensor, device: torch.device, dtype: torch.dtype
     ) -> tuple[torch.Tensor, ...]:
-        angles = torch.outer(positions.cpu(), self.inv_freq.cpu())
+        self.table_builds += 1
+        inv_freq = self.inv_freq.to(torch.float64)
+        angles = torch.outer(positions.to(inv_freq.device), inv_freq).cpu()
         if self.convention == "complex":
             freqs = torch.polar(torch.full_like(angles, self.attention_scaling), angles)
             work = torch.complex128 if dtype == torch.float64 else torch.complex64
@@ -541,29 +584,71 @@ class RotaryEmbedding(nn.Module):
         cos = cos.repeat(1, 2) if self.convention == "half" else cos.repeat_interleave(2, dim=-1)
         return cos.to(device=device, dtype=dtype), sin.to(device=device, dtype=dtype)
 
-    def cos_sin(
-        self, seq_len: int, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
+    def _cached_tables(
+        self, seq_len: int, device: torch.device, dtype: torch.dtype
     ) -> tuple[torch.Tensor, ...]:
-        """The cached tables for positions ``0 … seq_len-1``.
-
-        Returns ``(cos (seq, d), sin (seq, d/2))`` for the real conventions and
-        ``(freqs_cis (seq, d/2) complex,)`` for ``"complex"``.
-        """
-        device = torch.device(device)
-        key = (int(seq_len), device, dtype)
-        tables = self._cache.get(key)
+        """The tables for ``arange(seq_len)``, from the cache when it is still valid."""
+        positions = torch.arange(seq_len, dtype=torch.float64)
+        if self.inv_freq.requires_grad and torch.is_grad_enabled():
+            return self._tables(positions, device, dtype)  # a fresh graph for every call
+        key = self._cache_key
+        fresh = (
+            key is not None
+            and key[1] == self.attention_scaling
+            and key[2] == self.convention
+            and key[0].device == self.inv_freq.device
+            and torch.equal(key[0], self.inv_freq)
+        )
+        if not fresh:
+            self._cache = {}
+            self._cache_key = (
+                self.inv_freq.detach().clone(), self.attention_scaling, self.convention
+            )
+        cache_key = (seq_len, device, dtype)
+        tables = self._cache.get(cache_key)
         if tables is None:
             if len(self._cache) >= self._MAX_CACHE:
                 self._cache.clear()
-            positions = torch.arange(int(seq_len), dtype=torch.float64)
             tables = self._tables(positions, device, dtype)
-            self._cache[key] = tables
+            self._cache[cache_key] = tables
         return tables
 
+    def cos_sin(
+        self, seq_len: int, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
+    ) -> tuple[torch.Tensor, ...]:
+        """The tables for positions ``0 … seq_len-1``, as the cached forward pass uses them.
+
+        Parameters
+        ----------
+        seq_len : int
+            Number of positions (>= 0).
+        device : torch.device or str
+            Device of the tables.
+        dtype : torch.dtype
+            Floating dtype the real conventions' tables are built in (``"complex"`` gives
+            complex128 for float64 and complex64 otherwise).
+
+        Returns
+        -------
+        tuple of torch.Tensor
+            ``(cos (seq, d), sin (seq, d/2))`` for the real conventions and
+            ``(freqs_cis (seq, d/2) complex,)`` for ``"complex"``. They are copies: modifying them
+            does not touch the cache.
+        """
+        seq_len = check_length(seq_len, "seq_len")
+        check_size(("seq_len", seq_len), ("dim", self.dim), what="the (seq_len, dim) tables")
+        device = check_device(device)
+        dtype = check_dtype(dtype)
+        return tuple(t.clone() for t in self._cached_tables(seq_len, device, dtype))
+
     def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]  # nn.Module's signature
-        # .to()/.double() replace the buffer: drop tables built from the old one.
+        # .half()/.to(dtype) would round the spectrum: move it to the new device, keep float64,
+        # and drop the tables built for the old device or dtype.
+        freqs = self.inv_freq
+        module = super()._apply(fn, recurse)
+        self._buffers["inv_freq"] = freqs.to(device=self._buffers["inv_freq"].device)
         self._cache = {}
-        return super()._apply(fn, recurse)
+        return module
 
     def _rotate(self, x: torch.Tensor, tables: tuple[torch.Tensor, ...]) -> torch.Tensor:
         if self.convention == "half":
@@ -602,7 +687,7 @@ class RotaryEmbedding(nn.Module):
             raise TypeError(f"q and k must have the same dtype, got {q.dtype} and {k.dtype}")
         work = compute_dtype(q.dtype) if self.convention == "complex" else q.dtype
         if positions is None:
-            tables = self.cos_sin(seq, q.device, work)
+            tables = self._cached_tables(seq, q.device, work)
         else:
             tables = self._tables(check_positions(positions, seq), q.device, work)
         return self._rotate(q, tables), self._rotate(k, tables)

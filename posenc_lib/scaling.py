@@ -80,9 +80,23 @@ def pi_inv_freq(dim: int, base: float = 10000.0, factor: float = 1.0) -> torch.T
     return rope_inv_freq(dim, base) / factor
 
 
-def _ntk_base(base: float, factor: float, dim: int) -> float:
-    """NTK-aware base ``b·s^(d/(d−2))``: the slowest pair is interpolated by exactly ``s``."""
-    return base * factor ** (dim / (dim - 2))
+def _ntk_base(base: float, factor: float, dim: int, culprit: str = "factor") -> float:
+    """NTK-aware base ``b·s^(d/(d−2))``: the slowest pair is interpolated by exactly ``s``.
+
+    Computed through logarithms so that a huge ``factor`` is refused by name (``culprit``)
+    instead of giving ``inf`` (blamed on ``base`` later) or a Python ``OverflowError``.
+    """
+    try:
+        new_base = base * factor ** (dim / (dim - 2))
+    except OverflowError:
+        new_base = math.inf
+    if not math.isfinite(new_base):
+        log_base = math.log(base) + dim / (dim - 2) * math.log(factor)
+        raise ValueError(
+            f"{culprit} = {factor:g} is too large: the NTK base base·s^(dim/(dim−2)) = "
+            f"e^{log_base:.4g} overflows float64 (base = {base:g}, dim = {dim})"
+        )
+    return new_base
 
 
 def ntk_inv_freq(dim: int, base: float = 10000.0, factor: float = 1.0) -> torch.Tensor:
@@ -147,7 +161,9 @@ def dynamic_ntk_inv_freq(
         return rope_inv_freq(dim, base)
     # Effective factor: 1 at max_position, rising linearly to `factor` at factor·max_position.
     ratio = factor * seq_len / max_position - (factor - 1)
-    return rope_inv_freq(dim, _ntk_base(base, ratio, dim))
+    return rope_inv_freq(dim, _ntk_base(
+        base, ratio, dim, "the effective factor (from factor and seq_len / max_position)"
+    ))
 
 
 def yarn_correction_range(
@@ -185,9 +201,9 @@ def yarn_correction_range(
         raise TypeError(f"truncate must be a bool, got {type(truncate).__name__}")
 
     def index(rotations: float) -> float:
-        return dim * math.log(original_max_position / (rotations * 2 * math.pi)) / (
-            2 * math.log(base)
-        )
+        # Logs of each factor: rotations·2π may overflow (beta_fast = 1e308) where its log does not.
+        log_ratio = math.log(original_max_position) - math.log(rotations) - math.log(2 * math.pi)
+        return dim * log_ratio / (2 * math.log(base))
 
     low, high = index(beta_fast), index(beta_slow)
     if truncate:
@@ -293,9 +309,10 @@ def llama3_inv_freq(
         )
     theta = rope_inv_freq(dim, base)
     wavelen = 2 * math.pi / theta
-    low_freq_wavelen = original_max_position / low_freq_factor
-    high_freq_wavelen = original_max_position / high_freq_factor
-    t = (original_max_position / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    context = float(original_max_position)  # a Python int may exceed int64 (2**70 is valid)
+    low_freq_wavelen = context / low_freq_factor
+    high_freq_wavelen = context / high_freq_factor
+    t = (context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
     blended = (1 - t) * theta / factor + t * theta
     out = torch.where(wavelen > low_freq_wavelen, theta / factor, blended)
     return torch.where(wavelen < high_freq_wavelen, theta, out)

@@ -14,12 +14,14 @@ from __future__ import annotations
 import torch
 
 from ._validation import (
+
     check_base,
     check_dtype,
     check_int,
     check_length,
     check_positive,
     check_positive_int,
+    check_size,
 )
 
 __all__ = [
@@ -57,6 +59,7 @@ def integer_encoding(
     dim = check_positive_int(dim, "dim")
     scale = check_positive(scale, "scale")
     dtype = check_dtype(dtype)
+    check_size(("seq_len", seq_len), ("dim", dim), what="the (seq_len, dim) table")
     column = torch.arange(seq_len, dtype=torch.float64) * scale
     return column[:, None].expand(seq_len, dim).to(dtype).contiguous()
 
@@ -85,6 +88,7 @@ def normalized_encoding(
     seq_len = check_length(seq_len, "seq_len")
     dim = check_positive_int(dim, "dim")
     dtype = check_dtype(dtype)
+    check_size(("seq_len", seq_len), ("dim", dim), what="the (seq_len, dim) table")
     column = torch.arange(seq_len, dtype=torch.float64) / max(seq_len - 1, 1)
     return column[:, None].expand(seq_len, dim).to(dtype).contiguous()
 
@@ -109,7 +113,10 @@ def binary_encoding(seq_len: int, dim: int, *, dtype: torch.dtype = torch.float3
     seq_len = check_length(seq_len, "seq_len")
     dim = check_positive_int(dim, "dim")
     dtype = check_dtype(dtype)
-    if seq_len > 2**dim:
+    check_size(("seq_len", seq_len), ("dim", dim), what="the (seq_len, dim) table")
+    # seq_len <= MAX_ELEMENTS < 2**63, so only small dims can be too few bits (no 2**dim for a
+    # huge dim: that integer alone would take minutes to build).
+    if dim < 63 and seq_len > 2**dim:
         raise ValueError(
             f"seq_len must be <= 2**dim = {2**dim} so that positions get distinct codes, "
             f"got seq_len = {seq_len} with dim = {dim}"

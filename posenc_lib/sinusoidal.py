@@ -27,6 +27,7 @@ from ._validation import (
     check_length,
     check_positions,
     check_real,
+    check_size,
 )
 
 __all__ = [
@@ -107,6 +108,7 @@ def sinusoidal_table(
     dim = check_dim(dim)
     base = check_base(base)
     dtype = check_dtype(dtype)
+    check_size(("seq_len", seq_len), ("dim", dim), what="the (seq_len, dim) table")
     if positions is None:
         pos = torch.arange(seq_len, dtype=torch.float64)
     else:
@@ -143,6 +145,7 @@ def sinusoidal_shift_matrix(offset: float, dim: int, base: float = 10000.0) -> t
     """
     offset = check_real(offset, "offset")
     dim = check_dim(dim)
+    check_size(("dim", dim), ("dim", dim), what="the (dim, dim) matrix")
     base = check_base(base)
     angle = offset * sinusoidal_frequencies(dim, base)
     cos, sin = angle.cos(), angle.sin()
@@ -261,6 +264,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"dropout must be a probability in [0, 1], got {dropout}")
         self.max_len = check_int(max_len, "max_len", minimum=1, what="a positive integer (>= 1)")
+        check_size(("max_len", self.max_len), ("dim", self.dim), what="the (max_len, dim) table")
         self.base = check_base(base)
         self.dropout = nn.Dropout(dropout)
         table = sinusoidal_table(self.max_len, self.dim, self.base, dtype=torch.float64)

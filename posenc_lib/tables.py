@@ -36,7 +36,10 @@ def table_excerpt(
     last = check_int(last, "last", minimum=0, what="an integer >= 0")
     dim = t.shape[1]
     if first + last > dim:
-        raise ValueError(f"first + last must be <= dim = {dim}, got {first + last}")
+        raise ValueError(
+            f"table must have at least first + last = {first} + {last} = {first + last} columns "
+            f"to show them, got {dim} (shape {tuple(t.shape)}); pass a smaller first or last"
+        )
     cols = list(range(first)) + list(range(dim - last, dim))
     return cols, t[:, cols]
 

@@ -107,3 +107,77 @@ def test_bad_masks_and_shapes() -> None:
         attention(q, k, v, mask=causal_mask(5))
     with pytest.raises(ValueError, match="bias of shape"):
         attention(q, k, v, bias=torch.zeros(3, 6, 6, dtype=torch.float64))
+
+
+# --- bad and extreme inputs: refused clearly, or computed exactly ---------------------------------
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan")])
+def test_bias_with_nan_or_plus_inf_is_refused(bad: float) -> None:
+    q, k, v = _qkv(2)
+    bias = torch.zeros(6, 6, dtype=torch.float64)
+    bias[2, 3] = bad
+    with pytest.raises(ValueError, match=r"bias must not hold NaN or \+inf"):
+        attention(q, k, v, bias=bias)
+
+
+@pytest.mark.parametrize("name", ["q", "k", "v"])
+def test_non_finite_inputs_are_refused(name: str) -> None:
+    qkv = dict(zip("qkv", _qkv(3), strict=True))
+    qkv[name] = qkv[name].clone()
+    qkv[name][0, 1, 2] = float("nan")
+    with pytest.raises(ValueError, match=f"{name} must be finite"):
+        attention(qkv["q"], qkv["k"], qkv["v"])
+
+
+@given(st.integers(0, 2**16), st.sampled_from([1e19, 1e20, 1e25, 1e30]))
+def test_logits_that_overflow_float32_are_computed_in_float64(seed: int, size: float) -> None:
+    # q, k ~ 1e20 give float32 logits of ~1e40 = inf; the result used to be NaN rows.
+    q, k, v = (t.float() for t in _qkv(seed))
+    q, k = q * size, k * size
+    out, weights = attention(q, k, v, mask=causal_mask(6))
+    assert weights.dtype == torch.float32
+    assert bool(torch.isfinite(weights).all()) and bool(torch.isfinite(out).all())
+    _, exact = attention(q.double(), k.double(), v.double(), mask=causal_mask(6))
+    torch.testing.assert_close(weights.double(), exact, atol=1e-6, rtol=0)
+
+
+def test_bias_that_overflows_float32_is_computed_in_float64() -> None:
+    q, k, v = (t.float() for t in _qkv(4))
+    bias = torch.full((6, 6), 1e300, dtype=torch.float64)  # +inf once cast to float32
+    bias[:, 0] = 1e300 + 1e290
+    _, weights = attention(q, k, v, bias=bias)
+    assert bool(torch.isfinite(weights).all())
+    torch.testing.assert_close(weights[:, :, 0], torch.ones(2, 6))
+
+
+def test_logits_beyond_float64_are_refused() -> None:
+    q = torch.full((1, 2, 4), 1e200, dtype=torch.float64)
+    with pytest.raises(ValueError, match="overflows float64"):
+        attention(q, q, q)
+
+
+def test_head_dimension_zero_is_refused() -> None:
+    empty = torch.zeros(2, 4, 0)
+    with pytest.raises(ValueError, match="feature size d >= 1, got d = 0"):
+        attention(empty, empty, torch.zeros(2, 4, 3))
+
+
+def test_no_keys_is_refused_naming_k() -> None:
+    with pytest.raises(ValueError, match=r"k must hold at least one key \(k_len >= 1\)"):
+        attention(torch.zeros(2, 4, 8), torch.zeros(2, 0, 8), torch.zeros(2, 0, 8))
+
+
+def test_no_queries_gives_an_empty_result() -> None:
+    out, weights = attention(torch.zeros(2, 0, 8), torch.zeros(2, 3, 8), torch.zeros(2, 3, 5))
+    assert out.shape == (2, 0, 5) and weights.shape == (2, 0, 3)
+
+
+def test_huge_score_matrices_are_refused_before_allocating() -> None:
+    x = torch.zeros(10**5, 2)
+    with pytest.raises(ValueError, match=r"q.shape\[-2\] \(q_len\) = 100000 × k.shape\[-2\]"):
+        attention(x, x, x)
+    with pytest.raises(ValueError, match=r"seq_len = 10000000 × k_len = 10000000"):
+        causal_mask(10**7)
+    with pytest.raises(ValueError, match=r"seq_len must be at most"):
+        causal_mask(2**70)

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc_lib import (
+    CONVENTIONS,
     RotaryEmbedding,
     apply_rope_complex,
     apply_rope_half,
@@ -263,11 +264,12 @@ def test_module_caches_tables_per_length_device_and_dtype() -> None:
     layer = RotaryEmbedding(8)
     q = torch.randn(1, 5, 8)
     layer(q, q)
+    assert layer.table_builds == 1
     first = layer.cos_sin(5, "cpu", torch.float32)
     layer(q, q)
-    assert layer.cos_sin(5, "cpu", torch.float32)[0] is first[0]  # reused, not rebuilt
+    assert layer.table_builds == 1  # reused, not rebuilt
     cos16 = layer.cos_sin(5, "cpu", torch.float16)[0]
-    assert cos16.dtype == torch.float16 and cos16 is not first[0]
+    assert cos16.dtype == torch.float16 and layer.table_builds == 2
     assert torch.equal(cos16, first[0].to(torch.float16))
     layer.double()  # moving the module drops stale tables
     assert layer.inv_freq.dtype == torch.float64
@@ -308,3 +310,125 @@ def test_module_rejects_bad_inputs() -> None:
         RotaryEmbedding(8, convention="neox")
     with pytest.raises(ValueError, match="inv_freq must have length dim // 2 = 4"):
         RotaryEmbedding(8, inv_freq=torch.ones(3))
+
+
+# --- the module stays exact: casts, stale caches, handed-out tables, empty inputs, gradients ------
+
+CASTS = {
+    "half": (lambda m: m.half(), torch.float16),
+    "bfloat16": (lambda m: m.to(torch.bfloat16), torch.bfloat16),
+    "float": (lambda m: m.double().float(), torch.float32),
+}
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+@pytest.mark.parametrize("cast", list(CASTS))
+def test_casting_the_module_keeps_the_frequencies_float64(convention: str, cast: str) -> None:
+    # Before the fix .half() rounded inv_freq to float16: at position 20 000 the cached path was
+    # off by whole radians. A cast module must give bit for bit what a fresh module gives.
+    to, dtype = CASTS[cast]
+    seq = 20_001
+    q = torch.randn(1, seq, 16, generator=torch.Generator().manual_seed(0)).to(dtype)
+    layer = RotaryEmbedding(16, convention=convention)
+    layer(q, q)  # fill the cache before the cast
+    to(layer)
+    assert layer.inv_freq.dtype == torch.float64
+    torch.testing.assert_close(layer.inv_freq, rope_inv_freq(16), rtol=0, atol=0)
+    fresh = RotaryEmbedding(16, convention=convention)
+    assert torch.equal(layer(q, q)[0], fresh(q, q)[0])
+    exact = APPLY[convention](q[..., -1:, :].double(), torch.tensor([seq - 1]))
+    assert (layer(q, q)[0][..., -1:, :].double() - exact).abs().max() < 0.05
+
+
+def test_assigning_or_editing_inv_freq_rebuilds_the_tables() -> None:
+    q = torch.randn(2, 6, 8, dtype=torch.float64)
+    doubled = rope_inv_freq(8) * 2
+    layer = RotaryEmbedding(8)
+    layer(q, q)
+    layer.inv_freq = doubled.float()  # assigned: validated and kept in float64
+    assert layer.inv_freq.dtype == torch.float64
+    torch.testing.assert_close(layer(q, q)[0], apply_rope_half(q, inv_freq=doubled))
+    layer = RotaryEmbedding(8)
+    layer(q, q)
+    layer.inv_freq.mul_(2)  # in place
+    torch.testing.assert_close(layer(q, q)[0], apply_rope_half(q, inv_freq=doubled))
+    layer = RotaryEmbedding(8)
+    layer(q, q)
+    layer.inv_freq.data.mul_(2)  # behind autograd's back, no version bump
+    torch.testing.assert_close(layer(q, q)[0], apply_rope_half(q, inv_freq=doubled))
+    with pytest.raises(ValueError, match="inv_freq must have length dim // 2 = 4"):
+        layer.inv_freq = torch.ones(3)
+    with pytest.raises(TypeError, match=r"inv_freq must be a 1-D torch\.Tensor"):
+        layer.inv_freq = [1.0, 2.0]
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_changing_attention_scaling_rebuilds_the_tables(convention: str) -> None:
+    q = torch.randn(2, 6, 8, dtype=torch.float64)
+    layer = RotaryEmbedding(8, convention=convention)
+    plain, _ = layer(q, q)
+    layer.attention_scaling = 1.5
+    torch.testing.assert_close(layer(q, q)[0], 1.5 * plain)
+    with pytest.raises(ValueError, match="attention_scaling must be a finite number > 0"):
+        layer.attention_scaling = -1.0
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_cos_sin_hands_out_copies(convention: str) -> None:
+    q = torch.randn(1, 5, 8, dtype=torch.float64)
+    layer = RotaryEmbedding(8, convention=convention)
+    before, _ = layer(q, q)
+    for table in layer.cos_sin(5, "cpu", torch.float64):
+        table.zero_()
+    assert torch.equal(layer(q, q)[0], before)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"seq_len": 2.7}, TypeError, r"seq_len must be a non-negative integer, got 2\.7"),
+        ({"seq_len": "5"}, TypeError, r"seq_len must be a non-negative integer"),
+        ({"seq_len": -1}, ValueError, r"seq_len must be a non-negative integer, got -1"),
+        ({"seq_len": None}, TypeError, r"seq_len must be a non-negative integer"),
+        ({"seq_len": True}, TypeError, r"seq_len must be"),
+        ({"seq_len": 2**70}, ValueError, r"seq_len must be at most"),
+        ({"seq_len": 10**8}, ValueError, r"seq_len = 100000000 × dim = 8"),
+        ({"seq_len": 3, "dtype": torch.int64}, TypeError, r"dtype must be a floating-point"),
+        ({"seq_len": 3, "dtype": "float32"}, TypeError, r"dtype must be a floating-point"),
+        ({"seq_len": 3, "device": "bogus"}, ValueError, r"device must be a torch.device"),
+    ],
+)
+def test_cos_sin_validates_its_arguments(kwargs: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        RotaryEmbedding(8).cos_sin(**kwargs)
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 8), (2, 0, 8), (0, 0, 8)])
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_empty_batch_or_sequence_gives_an_empty_result(
+    shape: tuple[int, ...], convention: str
+) -> None:
+    x = torch.zeros(shape)
+    assert APPLY[convention](x).shape == shape
+    q_rot, k_rot = RotaryEmbedding(8, convention=convention)(x, x)
+    assert q_rot.shape == k_rot.shape == shape
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_backward_works_every_time_with_a_learned_spectrum(convention: str) -> None:
+    q = torch.randn(2, 5, 8, dtype=torch.float64)
+    theta = rope_inv_freq(8).requires_grad_(True)
+    layer = RotaryEmbedding(8, inv_freq=theta, convention=convention)
+    grads = []
+    for _ in range(2):
+        q_rot, k_rot = layer(q, q)
+        (q_rot * k_rot).sum().backward()
+        grads.append(theta.grad.clone())
+        theta.grad = None
+    torch.testing.assert_close(grads[0], grads[1])
+    assert grads[0].abs().sum() > 0
+    # The buffer itself may require grad too.
+    layer = RotaryEmbedding(8, convention=convention)
+    layer.inv_freq.requires_grad_(True)
+    for _ in range(2):
+        layer(q, q)[0].sum().backward()

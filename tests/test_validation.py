@@ -8,8 +8,20 @@ from typing import Any
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 import posenc_lib as P
+from posenc_lib import conversion as CV
+from posenc_lib import permutation as PM
+from posenc_lib import pitfalls as PF
+from posenc_lib import properties as PR
+from posenc_lib._validation import MAX_ELEMENTS, check_size
+from posenc_lib.viz.attention import attention_heatmap
+from posenc_lib.viz.heatmap import heatmap_static_rows
+from posenc_lib.viz.offset import rope_offset_figure
+from posenc_lib.viz.spectrum import scaled_inv_freq
+from posenc_lib.viz.spiral import default_pairs
 
 X = torch.zeros(2, 3, 8)
 Q = torch.zeros(1, 4, 8)
@@ -181,3 +193,152 @@ def test_positions_may_be_python_sequences() -> None:
     x = torch.randn(3, 4, dtype=torch.float64)
     torch.testing.assert_close(P.apply_rope_half(x, [0, 1, 2]), P.apply_rope_half(x))
     torch.testing.assert_close(P.apply_rope_half(x, range(3)), P.apply_rope_half(x))
+
+
+# --- issue 14: absurd sizes fail at once, errors name what the caller passed ---------------------
+
+T8 = P.sinusoidal_table(8, 8)
+
+FAST_FAILURES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
+    # one size policy: refused before allocating, naming the parameter
+    ("dim 2**70", lambda: P.rope_inv_freq(2**70), ValueError,
+     r"dim must be at most 134217728 .*MAX_ELEMENTS"),
+    ("seq_len 2**70", lambda: P.sinusoidal_table(2**70, 8), ValueError, r"seq_len must be at most"),
+    ("max_len 2**70", lambda: P.SinusoidalPositionalEncoding(8, max_len=2**70), ValueError,
+     r"max_len must be at most"),
+    ("max_distance 2**70", lambda: P.rope_decay_bound(8, max_distance=2**70), ValueError,
+     r"max_distance must be at most"),
+    ("module dim 2**70", lambda: P.RotaryEmbedding(2**70), ValueError, r"dim must be at most"),
+    ("binary dim 2**70", lambda: P.binary_encoding(4, 2**70), ValueError, r"dim must be at most"),
+    ("scheme seq_len 2**70", lambda: P.integer_encoding(2**70, 4), ValueError, r"seq_len must be"),
+    ("table 10**12", lambda: P.sinusoidal_table(10**6, 10**6), ValueError,
+     r"seq_len = 1000000 × dim = 1000000 = 1000000000000 elements.*reduce seq_len, dim"),
+    ("mask 10**14", lambda: P.causal_mask(10**7), ValueError, r"seq_len = 10000000 × k_len"),
+    ("pe module 10**9", lambda: P.SinusoidalPositionalEncoding(512, max_len=10**9), ValueError,
+     r"max_len must be at most"),
+    ("pe module product", lambda: P.SinusoidalPositionalEncoding(4096, max_len=10**6), ValueError,
+     r"max_len = 1000000 × dim = 4096"),
+    ("rotation matrix", lambda: P.rope_rotation_matrix(1.0, 100_000), ValueError,
+     r"dim = 100000 × dim = 100000"),
+    ("shift matrix", lambda: P.sinusoidal_shift_matrix(1.0, 100_000), ValueError,
+     r"dim = 100000 × dim = 100000"),
+    ("decay bound work", lambda: P.rope_decay_bound(128, max_distance=10**7), ValueError,
+     r"max_distance \+ 1 = 10000001 × dim // 2 = 64.*reduce max_distance, dim"),
+    ("similarity", lambda: P.sinusoidal_similarity(10**7, max_distance=10**3), ValueError,
+     r"reduce max_distance, dim"),
+    ("angles", lambda: P.rope_angles(torch.arange(10**6), torch.ones(10**3)), ValueError,
+     r"len\(positions\) = 1000000 × len\(inv_freq\) = 1000"),
+    ("cos_sin tables", lambda: P.rope_cos_sin(torch.arange(10**6), torch.ones(10**3)), ValueError,
+     r"reduce positions, inv_freq"),
+    ("attention scores", lambda: P.attention(torch.zeros(10**5, 2), torch.zeros(10**5, 2),
+                                             torch.zeros(10**5, 2)), ValueError,
+     r"q.shape\[-2\] \(q_len\) = 100000 × k.shape\[-2\] \(k_len\) = 100000"),
+    # scaling: blame the argument that overflows
+    ("ntk factor 1e154", lambda: P.ntk_inv_freq(4, 1e4, 1e154), ValueError,
+     r"factor = 1e\+154 is too large"),
+    ("ntk factor 1e200", lambda: P.ntk_inv_freq(4, 1e4, 1e200), ValueError,
+     r"factor = 1e\+200 is too large"),
+    ("dynamic factor", lambda: P.dynamic_ntk_inv_freq(4, 1e4, 1e200, 10**6, 16), ValueError,
+     r"effective factor \(from factor and seq_len / max_position\)"),
+    ("yarn huge beta", lambda: P.yarn_inv_freq(8, 1e4, 2.0, 64, 1e308), None, ""),
+    ("llama3 huge context", lambda: P.llama3_inv_freq(8, 1e4, 2.0, 2**70), None, ""),
+    # rope_cos_sin
+    ("cos_sin scale 0", lambda: P.rope_cos_sin(torch.arange(3), P.rope_inv_freq(4), scale=0),
+     ValueError, r"scale must be a finite number > 0, got 0"),
+    ("cos_sin scale -1", lambda: P.rope_cos_sin(torch.arange(3), P.rope_inv_freq(4), scale=-1),
+     ValueError, r"scale must be a finite number > 0, got -1"),
+    ("cos_sin device", lambda: P.rope_cos_sin(torch.arange(3), P.rope_inv_freq(4),
+                                              device="bogus"),
+     ValueError, r"device must be a torch.device or a device string .*'bogus'"),
+    ("cos_sin device type", lambda: P.rope_cos_sin(torch.arange(3), P.rope_inv_freq(4),
+                                                   device=1.5),
+     TypeError, r"device must be a torch.device"),
+    # properties: name what the caller passed
+    ("one-row neighbours", lambda: PR.neighbour_distances(T8[:1]), ValueError,
+     r"table must have at least 2 rows \(positions\), got 1"),
+    ("excerpt of a narrow table", lambda: PR.table_excerpt(T8[:, :4]), ValueError,
+     r"table must have at least first \+ last = 4 \+ 2 = 6 columns"),
+    ("pairwise distances", lambda: PR.min_pairwise_distance(torch.zeros(10**5, 1)), ValueError,
+     r"table.shape\[0\] = 100000 × table.shape\[0\] = 100000"),
+    ("gaps dim", lambda: PR.same_offset_gaps(P.normalized_encoding, 1, [4], 2**70), ValueError,
+     r"dim must be at most"),
+    # figure helpers
+    ("static rows float", lambda: heatmap_static_rows(2.5), TypeError,
+     r"seq_len must be an integer, got 2\.5"),
+    ("static rows negative", lambda: heatmap_static_rows(-3), ValueError,
+     r"seq_len must be an integer in \[0, 134217728\], got -3"),
+    ("complex weights",
+     lambda: attention_heatmap(torch.ones(2, 2, dtype=torch.complex64), ["a", "b"]),
+     TypeError, r"weights must hold real numbers"),
+    ("scaled_inv_freq train_len", lambda: scaled_inv_freq("yarn", 8, 1e4, 2.0, 0), ValueError,
+     r"train_len must be an integer >= 1, got 0"),
+    ("offset figure m", lambda: rope_offset_figure(m=2**70), ValueError,
+     r"m must be an integer in"),
+    ("offset figure seed", lambda: rope_offset_figure(seed=2**70), ValueError,
+     r"seed must be an integer in \[0, 9223372036854775807\]"),
+    ("default pairs", lambda: default_pairs(2**70), ValueError, r"dim must be an integer in"),
+    # toy modules
+    ("attention dtypes", lambda: PM.TinySelfAttention(4)(torch.zeros(3, 4)), TypeError,
+     r"x must have the weights' dtype torch.float64, got x of dtype torch.float32"),
+    ("feed-forward dtypes", lambda: PM.TinyFeedForward(4)(torch.zeros(3, 4)), TypeError,
+     r"x must have the weights' dtype"),
+    ("integer toy attention", lambda: PM.TinySelfAttention(4, dtype=torch.int64), TypeError,
+     r"dtype must be a floating-point torch.dtype"),
+    ("integer toy embedding", lambda: PM.ToyEmbedding(["a"], 4, dtype=torch.int32), TypeError,
+     r"dtype must be a floating-point torch.dtype"),
+    ("integer toy encoder", lambda: PM.TinyEncoder(["a"], 4, dtype=torch.int64), TypeError,
+     r"dtype must be a floating-point torch.dtype"),
+    ("toy seed", lambda: PM.TinySelfAttention(4, seed=2**70), ValueError,
+     r"seed must be an integer in \[-2\*\*63, 2\*\*64\)"),
+    ("toy layers", lambda: PM.TinyEncoder(["a"], 4, n_layers=10**6), ValueError,
+     r"n_layers must be at most 4096 .*MAX_PYTHON_ITEMS"),
+    ("toy weights", lambda: PM.TinyFeedForward(4, hidden=10**8), ValueError,
+     r"dim = 4 × hidden = 100000000"),
+    ("permutation matrix", lambda: PM.permutation_matrix(list(range(10**5))), ValueError,
+     r"len\(order\) = 100000 × len\(order\) = 100000"),
+    # pitfalls and conversion build score matrices too
+    ("buggy attention scores", lambda: PF.seed_attention_buggy(*[torch.zeros(10**5, 2)] * 3),
+     ValueError, r"q.shape\[-2\] \(seq_q\) = 100000"),
+    ("rope scores", lambda: CV.rope_scores(torch.zeros(10**5, 2), torch.zeros(10**5, 2)),
+     ValueError, r"q.shape\[-2\] \(seq\) = 100000"),
+    ("meta angles", lambda: PF.meta_rope_angles_float32(torch.arange(10**6), 10**3), ValueError,
+     r"len\(positions\) = 1000000 × dim // 2 = 500"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [c[1:] for c in FAST_FAILURES],
+                         ids=[c[0] for c in FAST_FAILURES])
+def test_issue_14_inputs_fail_fast_and_clearly(
+    call: Callable[[], Any], error: type[Exception] | None, match: str
+) -> None:
+    if error is None:  # used to raise a bare OverflowError / math domain error: now computed
+        result = call()
+        result = result[0] if isinstance(result, tuple) else result
+        assert bool(torch.isfinite(result).all())
+        return
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_binary_encoding_with_a_huge_dim_is_refused_at_once_not_after_computing_2_to_the_dim(
+) -> None:
+    # 2**dim for dim = 10**8 is a 12 MB integer that takes seconds; the size check comes first.
+    with pytest.raises(ValueError, match=r"seq_len = 4 × dim = 100000000|dim must be at most"):
+        P.binary_encoding(4, 10**8 * 2)
+    assert P.binary_encoding(4, 100).shape == (4, 100)  # a wide code is fine
+
+
+@given(
+    st.one_of(st.integers(0, 300), st.integers(1, 2**40)),
+    st.one_of(st.integers(1, 150), st.integers(1, 2**20)).map(lambda n: 2 * n),
+)
+def test_the_size_policy_refuses_exactly_the_tables_above_the_limit(seq_len: int, dim: int) -> None:
+    # Refused before allocating: only products <= MAX_ELEMENTS may be built (and nothing large is
+    # built here: accepted sizes above 10**5 elements are only checked, not built).
+    if seq_len * dim > MAX_ELEMENTS or seq_len > MAX_ELEMENTS or dim > MAX_ELEMENTS:
+        with pytest.raises(ValueError, match=r"seq_len|dim"):
+            P.sinusoidal_table(seq_len, dim)
+    elif seq_len * dim <= 10**5:
+        assert P.sinusoidal_table(seq_len, dim).shape == (seq_len, dim)
+    else:
+        assert check_size(("seq_len", seq_len), ("dim", dim)) == seq_len * dim

@@ -141,3 +141,48 @@ def test_bad_explorer_parameters_raise_value_error(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv(STATIC_ENV_VAR, "1")
     with pytest.raises(ValueError, match="n_heads"):
         Wd.alibi_explorer(n_heads=0)
+
+
+# Initial values outside a slider's range (within the figure's own range): refused, naming the
+# parameter (ipywidgets used to clamp them silently, e.g. dim 1024 drawn, the slider showing 512).
+OUT_OF_RANGE = [
+    (Wd.heatmap_live, {"dim": 1024}, "dim"),
+    (Wd.heatmap_live, {"seq_len": 4}, "seq_len"),
+    (Wd.heatmap_live, {"base": 2.0}, "base"),
+    (Wd.heatmap_live, {"base": 1e8}, "base"),
+    (Wd.decay_live, {"dim": 8}, "dim"),
+    (Wd.offset_live, {"dim": 1024}, "dim"),
+    (Wd.spiral_live, {"seq_len": 2048, "position": 2000}, "seq_len"),
+    (Wd.euler_live, {"theta": 10.0}, "theta"),
+    (Wd.euler_live, {"n_terms": 100}, "n_terms"),
+    (Wd.rotation_live, {"theta": -30.0}, "theta"),
+    (Wd.calculator_live, {"factor": 1000.0}, "factor"),
+    (Wd.calculator_live, {"base": 1e8}, "base"),
+    (Wd.calculator_live, {"dim": 1024}, "dim"),
+    (Wd.alibi_live, {"seq_len": 300}, "seq_len"),
+    (Wd.permutation_live, {"base": 5.0}, "base"),
+]
+
+
+@pytest.mark.parametrize(
+    ("live", "kwargs", "control"), OUT_OF_RANGE,
+    ids=[f"{f.__name__}-{c}={kw[c]}" for f, kw, c in OUT_OF_RANGE],
+)
+def test_a_value_outside_its_control_is_refused_naming_it(live, kwargs, control) -> None:
+    pattern = rf"^{control} must be in \[.*\] \(the live slider's range\)"
+    with pytest.raises(ValueError, match=pattern):
+        live(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("live", "kwargs", "control"),
+    [
+        (Wd.heatmap_live, {"dim": 512, "seq_len": 8, "base": 10.0}, "dim"),
+        (Wd.calculator_live, {"factor": 64.0, "base": 1e7, "train_len": 2**22}, "factor"),
+        (Wd.euler_live, {"theta": -6.28, "n_terms": 30}, "theta"),
+    ],
+)
+def test_values_at_the_ends_of_a_range_are_shown_as_given(live, kwargs, control) -> None:
+    ui = live(**kwargs)
+    for name, value in kwargs.items():
+        assert ui.controls[name].value == pytest.approx(value, rel=1e-9)

@@ -1,8 +1,8 @@
 """Argument validation and value conversion shared by the figure builders.
 
-``_int``, ``_even``, ``_real``, ``_base``, ``_choice`` and ``_bool`` check one argument each and
-raise a ``TypeError`` or ``ValueError`` naming it; ``_np``, ``_lists`` and ``_fmt`` turn tensors,
-arrays and numbers into what plotly and the slider labels take.
+``_int``, ``_even``, ``_seed``, ``_real``, ``_base``, ``_choice`` and ``_bool`` check one argument
+each and raise a ``TypeError`` or ``ValueError`` naming it; ``_np``, ``_lists`` and ``_fmt`` turn
+tensors, arrays and numbers into what plotly and the slider labels take.
 """
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ def _even(value: object, name: str, lo: int = 2, hi: int | None = None) -> int:
     if value % 2:
         raise ValueError(f"{name} must be an even integer, got {value}")
     return value
+
+
+def _seed(value: object, name: str = "seed") -> int:
+    # torch.Generator.manual_seed overflows a C integer beyond 2**63 - 1 (negative seeds wrap).
+    return _int(value, name, 0, 2**63 - 1)
 
 
 def _real(value: object, name: str, lo: float | None = None, hi: float | None = None) -> float:

@@ -45,7 +45,12 @@ def attention_heatmap(
         raise TypeError(
             f"weights must be a torch.Tensor or numpy array, got {type(weights).__name__}"
         )
-    w = _np(weights).astype(np.float64)
+    w = _np(weights)
+    if w.dtype.kind not in "fiu":
+        raise TypeError(
+            f"weights must hold real numbers (attention weights are in [0, 1]), got dtype {w.dtype}"
+        )
+    w = w.astype(np.float64)
     if w.ndim != 2 or 0 in w.shape:
         raise ValueError(f"weights must have shape (q_len, k_len), got shape {w.shape}")
     if not np.isfinite(w).all():

@@ -22,7 +22,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import analysis
-from ._checks import _base, _bool, _even, _fmt, _int, _lists, _np
+from ._checks import _base, _bool, _even, _fmt, _int, _lists, _np, _seed
 from ._style import BASE_GRID, COLORWAY, DIM_GRID, _buttons, _slider, _style, _with
 
 __all__ = [
@@ -112,7 +112,7 @@ def decay_curves(
     n_samples : int
         Independent ``(q, k)`` pairs measured for ``"spread"`` (2 … 512).
     seed : int
-        Seed of those pairs.
+        Seed of those pairs (0 … 2**63 − 1).
     sliders : bool
         Add a base slider (:data:`BASE_GRID`) and a dimension dropdown (:data:`DIM_GRID`).
 
@@ -129,7 +129,7 @@ def decay_curves(
     max_distance = _int(max_distance, "max_distance", 1, top)
     curves = _check_curves(curves)
     n_samples = _int(n_samples, "n_samples", 2, _MAX_SAMPLES)
-    seed = _int(seed, "seed", 0)
+    seed = _seed(seed)
     names = _names(curves, n_samples)
     n_curves = len(curves)
     dims = [int(d) for d in _with(DIM_GRID, dim) if d <= 1024] if sliders else [dim]

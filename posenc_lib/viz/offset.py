@@ -10,7 +10,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from .. import rope, sinusoidal
-from ._checks import _base, _bool, _even, _int, _lists, _np
+from ._checks import _base, _bool, _even, _int, _lists, _np, _seed
 from ._style import COLORWAY, INK, _slider, _style
 
 __all__ = [
@@ -85,9 +85,9 @@ def rope_offset_figure(
     offset : int
         The shift t shown (0 … max_offset).
     seed : int
-        Seed of the random ``q`` and ``k``.
+        Seed of the random ``q`` and ``k`` (0 … 2**63 − 1).
     m, n : int
-        Positions of query and key before the shift (≥ 0).
+        Positions of query and key before the shift (0 … 10^9).
     max_offset : int
         Largest shift drawn (1 … 4096).
     sliders : bool
@@ -102,9 +102,9 @@ def rope_offset_figure(
     base = _base(base)
     max_offset = _int(max_offset, "max_offset", 1, 4096)
     offset = _int(offset, "offset", 0, max_offset)
-    seed = _int(seed, "seed", 0)
-    m = _int(m, "m", 0)
-    n = _int(n, "n", 0)
+    seed = _seed(seed)
+    m = _int(m, "m", 0, 10**9)
+    n = _int(n, "n", 0, 10**9)
     sliders = _bool(sliders, "sliders")
     fig = make_subplots(
         rows=1,

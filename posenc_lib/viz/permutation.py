@@ -17,7 +17,7 @@ from plotly.subplots import make_subplots
 
 from ..permutation import TinySelfAttention, ToyEmbedding
 from ..sinusoidal import sinusoidal_table
-from ._checks import _base, _bool, _even, _int, _np
+from ._checks import _base, _bool, _even, _int, _np, _seed
 from ._style import SEQUENTIAL, _slider, _style
 
 __all__ = [
@@ -120,7 +120,7 @@ def permutation_figure(
     dim : int
         Embedding width (even, 2 … 512).
     seed : int
-        Seed of the embeddings and the head's weights.
+        Seed of the embeddings and the head's weights (0 … 2**63 − 1).
     order_index : int
         Which ordering to show first, an index into :func:`sentence_orderings`.
     base : float
@@ -135,7 +135,7 @@ def permutation_figure(
     """
     orders = sentence_orderings(sentence)
     dim = _even(dim, "dim", 2, 512)
-    seed = _int(seed, "seed", 0)
+    seed = _seed(seed)
     order_index = _int(order_index, "order_index", 0, len(orders) - 1)
     base = _base(base)
     sliders = _bool(sliders, "sliders")

@@ -46,9 +46,11 @@ def scaled_inv_freq(
 ) -> torch.Tensor:
     """The ``(dim//2,)`` inverse frequencies of an extension method (:mod:`posenc_lib.scaling`).
 
-    ``"none"`` is plain RoPE; ``"abf"`` uses ``abf_base`` and ignores ``factor``.
+    ``"none"`` is plain RoPE; ``"abf"`` uses ``abf_base`` and ignores ``factor``; ``train_len``
+    (>= 1) is the training context of YaRN and Llama 3.1.
     """
     method = _choice(method, "method", METHODS)
+    train_len = _int(train_len, "train_len", 1)
     if method == "none":
         return rope.rope_inv_freq(dim, base)
     if method == "pi":

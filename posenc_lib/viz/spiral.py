@@ -11,6 +11,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from .. import rope
+from .._validation import MAX_ELEMENTS
 from ._checks import _base, _bool, _even, _fmt, _int, _lists, _np
 from ._style import BASE_GRID, COLORWAY, MUTED, SEQUENTIAL, _slider, _style, _with
 
@@ -21,7 +22,13 @@ __all__ = [
 
 
 def default_pairs(dim: int, count: int = 4) -> list[int]:
-    """``count`` pair indices spread log-evenly over ``0 … dim/2 − 1`` (fast to slow)."""
+    """``count`` pair indices spread log-evenly over ``0 … dim/2 − 1`` (fast to slow).
+
+    ``dim`` is even (>= 2); ``count`` >= 1. Fewer than ``count`` indices come back when ``dim/2``
+    has fewer distinct log-even picks.
+    """
+    dim = _even(dim, "dim", 2, MAX_ELEMENTS)
+    count = _int(count, "count", 1)
     half = dim // 2
     picks = np.unique(np.round(np.geomspace(1, half, min(count, half))).astype(int) - 1)
     return [int(p) for p in picks]

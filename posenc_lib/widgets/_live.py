@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,12 @@ class LiveExplorer(W.VBox):
         Updated in place, inside ``batch_update`` so the browser redraws once per move.
     text : ipywidgets.HTML
         Extra output under the figure (the RoPE calculator's config lines), else empty.
+
+    Raises
+    ------
+    ValueError
+        If an initial value lies outside its control's range (naming the parameter and the
+        range), so that a control never shows a value the figure was not drawn for.
     """
 
     def __init__(
@@ -31,6 +38,7 @@ class LiveExplorer(W.VBox):
         controls: dict[str, W.ValueWidget],
         update: Callable[[LiveExplorer], None],
     ) -> None:
+        _check_ranges(controls)
         self.controls = controls
         self.figure = go.FigureWidget(figure)
         self.text = W.HTML("")
@@ -60,44 +68,99 @@ class LiveExplorer(W.VBox):
             self._busy = False
 
 
-def _base_slider(value: float) -> W.FloatLogSlider:
-    return W.FloatLogSlider(
-        value=value,
-        base=10,
-        min=1,
-        max=6,
-        step=0.01,
-        description="base b",
-        readout_format=".4g",
-        style=_STYLE,
-        layout=_SLIDER_LAYOUT,
+# Slider constructors. Each remembers the value it was asked to show: ipywidgets would silently
+# clamp a value outside [min, max], so that the control showed a value the figure was not drawn for.
+# LiveExplorer refuses such a value instead (a ValueError naming the parameter and the range): the
+# ranges are the ones that keep a live update within the 100 ms budget (benchmarks/widgets.py),
+# so they are not widened. The static figures (the book) document their own, wider ranges.
+
+
+def _remember(widget: W.ValueWidget, value: Any) -> W.ValueWidget:
+    widget._requested_value = value  # checked by LiveExplorer, see _check_ranges
+    return widget
+
+
+def _range_text(widget: W.ValueWidget) -> str:
+    if isinstance(widget, W.FloatLogSlider):
+        lo, hi = widget.base**widget.min, widget.base**widget.max
+        return f"[{lo:.4g}, {hi:.4g}]"
+    return f"[{widget.min}, {widget.max}]"
+
+
+def _check_ranges(controls: dict[str, W.ValueWidget]) -> None:
+    """Refuse an initial value its control cannot show (ipywidgets clamped it)."""
+    for name, control in controls.items():
+        requested = getattr(control, "_requested_value", None)
+        if requested is None or control.value == requested:
+            continue
+        if isinstance(requested, float) and math.isclose(control.value, requested, rel_tol=1e-9):
+            continue
+        raise ValueError(
+            f"{name} must be in {_range_text(control)} (the live slider's range), got {requested}"
+        )
+
+
+def _log_slider(
+    value: float, lo_exp: float, hi_exp: float, description: str, readout_format: str = ".4g"
+) -> W.FloatLogSlider:
+    """A base-10 log slider over ``10**lo_exp … 10**hi_exp``."""
+    return _remember(
+        W.FloatLogSlider(
+            value=value,
+            base=10,
+            min=lo_exp,
+            max=hi_exp,
+            step=0.01,
+            description=description,
+            readout_format=readout_format,
+            style=_STYLE,
+            layout=_SLIDER_LAYOUT,
+        ),
+        value,
     )
 
 
+def _base_slider(value: float) -> W.FloatLogSlider:
+    return _log_slider(value, 1, 6, "base b")
+
+
 def _int_slider(value: int, lo: int, hi: int, description: str, step: int = 1) -> W.IntSlider:
-    return W.IntSlider(
-        value=value,
-        min=lo,
-        max=hi,
-        step=step,
-        description=description,
-        style=_STYLE,
-        layout=_SLIDER_LAYOUT,
+    return _remember(
+        W.IntSlider(
+            value=value,
+            min=lo,
+            max=hi,
+            step=step,
+            description=description,
+            style=_STYLE,
+            layout=_SLIDER_LAYOUT,
+        ),
+        value,
+    )
+
+
+def _int_text(value: int, lo: int, hi: int, description: str) -> W.BoundedIntText:
+    return _remember(
+        W.BoundedIntText(value=value, min=lo, max=hi, description=description, style=_STYLE),
+        value,
     )
 
 
 def _float_slider(
     value: float, lo: float, hi: float, description: str, step: float = 0.01
 ) -> W.FloatSlider:
-    return W.FloatSlider(
-        value=value,
-        min=lo,
-        max=hi,
-        step=step,
-        description=description,
-        readout_format=".2f",
-        style=_STYLE,
-        layout=_SLIDER_LAYOUT,
+    return _remember(
+        W.FloatSlider(
+            value=value,
+            min=lo,
+            max=hi,
+            step=step,
+            description=description,
+            readout_format=".2f",
+            style=_STYLE,
+            layout=_SLIDER_LAYOUT,
+        ),
+        value,
     )
 
 

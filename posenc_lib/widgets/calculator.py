@@ -18,11 +18,12 @@ from ..viz.spectrum import (
     wavelength_spectrum,
 )
 from ._live import (
-    _SLIDER_LAYOUT,
     _STYLE,
     LiveExplorer,
     _even_value,
     _int_slider,
+    _int_text,
+    _log_slider,
 )
 
 
@@ -47,32 +48,10 @@ def calculator_live(
             description="method",
             style=_STYLE,
         ),
-        "factor": W.FloatLogSlider(
-            value=factor,
-            base=10,
-            min=0,
-            max=math.log10(64),
-            step=0.01,
-            description="scale factor s",
-            readout_format=".3g",
-            style=_STYLE,
-            layout=_SLIDER_LAYOUT,
-        ),
-        "train_len": W.BoundedIntText(
-            value=train_len, min=16, max=2**22, description="training length", style=_STYLE
-        ),
+        "factor": _log_slider(factor, 0, math.log10(64), "scale factor s", ".3g"),
+        "train_len": _int_text(train_len, 16, 2**22, "training length"),
         "dim": _int_slider(dim, 8, 512, "dimension d", 2),
-        "base": W.FloatLogSlider(
-            value=base,
-            base=10,
-            min=2,
-            max=7,
-            step=0.01,
-            description="base b",
-            readout_format=".4g",
-            style=_STYLE,
-            layout=_SLIDER_LAYOUT,
-        ),
+        "base": _log_slider(base, 2, 7, "base b"),
     }
 
     def update(ui: LiveExplorer) -> None:
