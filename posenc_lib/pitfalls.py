@@ -16,8 +16,8 @@ import torch
 
 from posenc_lib._validation import (
     check_base,
-    check_dtype,
     check_dim,
+    check_dtype,
     check_float_tensor,
     check_int,
     check_length,

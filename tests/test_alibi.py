@@ -148,7 +148,9 @@ def test_non_causal_bias_allows_fewer_keys_than_queries() -> None:
 
 @given(n=st.integers(1, 40), q=st.integers(0, 12), extra=st.integers(0, 12),
        causal=st.booleans())
-def test_alibi_bias_is_linear_bias_with_alibi_slopes(n: int, q: int, extra: int, causal: bool) -> None:
+def test_alibi_bias_is_linear_bias_with_alibi_slopes(
+    n: int, q: int, extra: int, causal: bool
+) -> None:
     slopes = alibi_slopes(n, dtype=torch.float64)
     got = linear_bias(slopes, q, q + extra, causal=causal, dtype=torch.float64)
     torch.testing.assert_close(got, alibi_bias(n, q, q + extra, causal=causal, dtype=torch.float64))
@@ -181,7 +183,8 @@ def test_flash_attention_convention_is_alibi_with_positive_slopes(
 ) -> None:
     slopes = alibi_slopes(n, dtype=torch.float64)
     flash = flash_attn_alibi_bias(slopes, q, q + extra, causal=causal, dtype=torch.float64)
-    torch.testing.assert_close(flash, alibi_bias(n, q, q + extra, causal=causal, dtype=torch.float64))
+    ours = alibi_bias(n, q, q + extra, causal=causal, dtype=torch.float64)
+    torch.testing.assert_close(flash, ours)
     if q > 1 and n > 0:
         # negated slopes (a bias one would add oneself) reward distance instead
         wrong = flash_attn_alibi_bias(-slopes, q, q + extra, causal=causal, dtype=torch.float64)

@@ -48,8 +48,8 @@ def test_mpt_slopes_and_bias(n_heads: int) -> None:
     assert hf.shape == (n_heads, 1, seq)
     slopes = alibi_slopes(n_heads, dtype=torch.float64)
     # MPT's row is m·(j − (seq − 1)): the bias of the last query, given to every query
-    torch.testing.assert_close(hf[:, 0].double(), alibi_bias(n_heads, seq, dtype=torch.float64)[:, -1],
-                               rtol=RTOL, atol=0)
+    last_row = alibi_bias(n_heads, seq, dtype=torch.float64)[:, -1]
+    torch.testing.assert_close(hf[:, 0].double(), last_row, rtol=RTOL, atol=0)
     torch.testing.assert_close(-hf[:, 0, -2].double(), slopes, rtol=RTOL, atol=0)
 
 
