@@ -42,8 +42,8 @@ __all__ = [
     "linear_bias",
 ]
 
-# Real models use at most a few hundred heads; the cap turns a typo such as 2**70 into an error
-# instead of a list of 2**70 slopes.
+#: The largest head count accepted. Real models use at most a few hundred heads; the cap turns a
+#: typo such as ``2**70`` into an error instead of a list of 2**70 slopes.
 MAX_HEADS = 1 << 16
 # A bias larger than this many elements (2**27, 1 GiB in float64) is refused rather than allocated.
 _MAX_ELEMENTS = 1 << 27

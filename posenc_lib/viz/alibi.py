@@ -41,8 +41,8 @@ __all__ = [
     "alibi_window_figure",
 ]
 
-# Head counts of the static heads sliders: powers of two and the real non-powers (12, Baichuan's
-# 40, BLOOM's 112).
+#: Head counts of the static heads sliders: powers of two and the real non-powers (12,
+#: Baichuan-13B's 40, BLOOM-176B's 112).
 HEADS_GRID: tuple[int, ...] = (1, 2, 4, 8, 12, 16, 32, 40, 64, 112)
 # Static heatmaps: at most this many query/key positions and heads per figure (sampled evenly),
 # so that n_heads = 128, seq_len = 512 stays a ~100 kB figure.
@@ -337,7 +337,7 @@ def alibi_rope_figure(
 
     Left: ALiBi adds ``−m_h·r`` to the logit, a straight line per head that never turns back.
     Right: RoPE multiplies nothing and adds nothing, but RoFormer's bound on ``|q·k|`` shrinks
-    with distance; drawn relative to distance 0, ``f(r)/f(0)`` (:func:`rope_decay_bound`).
+    with distance; drawn relative to distance 0, ``f(r)/f(0)`` (:func:`posenc_lib.analysis.rope_decay_bound`).
 
     Parameters
     ----------
@@ -431,7 +431,7 @@ def alibi_window_figure(
 ) -> go.Figure:
     """Attention mass a content-free query keeps on its last ``window`` keys as ``T`` grows.
 
-    ``(1 − e^{−m·L}) / (1 − e^{−m·T})`` per head (:func:`alibi_window_mass`), for sequence lengths
+    ``(1 − e^{−m·L}) / (1 − e^{−m·T})`` per head (:func:`posenc_lib.alibi.alibi_window_mass`), for sequence lengths
     ``T`` from ``L = window`` to ``max_factor·L``: it falls, then flattens at ``1 − e^{−m·L}``.
 
     Parameters
