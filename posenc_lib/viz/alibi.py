@@ -336,8 +336,8 @@ def alibi_rope_figure(
     """ALiBi beside RoPE: what distance does to the score of a fixed ``q·k``.
 
     Left: ALiBi adds ``−m_h·r`` to the logit, a straight line per head that never turns back.
-    Right: RoPE multiplies nothing and adds nothing, but RoFormer's bound on ``|q·k|`` shrinks
-    with distance; drawn relative to distance 0, ``f(r)/f(0)`` (:func:`posenc_lib.analysis.rope_decay_bound`).
+    Right: RoPE adds nothing, but RoFormer's bound on ``|q·k|`` shrinks with distance; drawn
+    relative to distance 0, ``f(r)/f(0)`` (:func:`posenc_lib.analysis.rope_decay_bound`).
 
     Parameters
     ----------
@@ -431,8 +431,9 @@ def alibi_window_figure(
 ) -> go.Figure:
     """Attention mass a content-free query keeps on its last ``window`` keys as ``T`` grows.
 
-    ``(1 − e^{−m·L}) / (1 − e^{−m·T})`` per head (:func:`posenc_lib.alibi.alibi_window_mass`), for sequence lengths
-    ``T`` from ``L = window`` to ``max_factor·L``: it falls, then flattens at ``1 − e^{−m·L}``.
+    ``(1 − e^{−m·L}) / (1 − e^{−m·T})`` per head (:func:`posenc_lib.alibi.alibi_window_mass`),
+    for sequence lengths ``T`` from ``L = window`` to ``max_factor·L``: it falls, then flattens
+    at ``1 − e^{−m·L}``.
 
     Parameters
     ----------
