@@ -269,7 +269,9 @@ def alibi_reach_figure(
     fig.update_layout(
         xaxis={"title": {"text": "head h (in the order the slopes are assigned)"}},
         yaxis={"title": {"text": "distance i − j (tokens, log scale)"}, "type": "log"},
-        legend={"orientation": "h", "x": 0.0, "y": 1.0, "yanchor": "bottom"},
+        # Legend in its own band under the title (the template's top margin is too small for both).
+        legend={"orientation": "h", "x": 0.0, "y": 1.02, "yanchor": "bottom"},
+        margin={"t": 110},
     )
     title = "How far each ALiBi head looks"
     if not sliders:
@@ -296,9 +298,9 @@ def alibi_reach_figure(
         )
     fig.update_layout(
         sliders=[_slider(steps, grid.index(n_heads), "heads n = ", y=-0.16, pad_t=10)],
-        margin={"b": 130},
+        margin={"b": 130, "t": 110},
     )
-    return _style(fig, title, height=540)
+    return _style(fig, title, height=560)
 
 
 # --- ALiBi beside RoPE ---------------------------------------------------------------------------
@@ -404,11 +406,11 @@ def alibi_rope_figure(
     fig.update_layout(
         sliders=[
             _slider(head_steps, heads.index(n_heads), "ALiBi heads n = ", y=-0.2, pad_t=10),
-            _slider(base_steps, bases.index(base), "RoPE base b = ", y=-0.42, pad_t=10),
+            _slider(base_steps, bases.index(base), "RoPE base b = ", y=-0.46, pad_t=10),
         ],
-        margin={"b": 200},
+        margin={"b": 220},
     )
-    return _style(fig, title, height=600)
+    return _style(fig, title, height=620)
 
 
 # --- attention mass near the query ---------------------------------------------------------------
@@ -476,8 +478,8 @@ def alibi_window_figure(
     fig.update_layout(
         xaxis={"title": {"text": f"sequence length T (tokens, log scale; L = {window})"},
                "type": "log"},
-        yaxis={"title": {"text": f"attention mass on the last L = {window} keys"},
-               "range": [0, 1.03]},
+        # Autorange: the flattest head (m = 1/256 for every head count) sets the bottom.
+        yaxis={"title": {"text": f"attention mass on the last L = {window} keys"}},
         showlegend=False,
     )
     title = "Attention a content-free query keeps near itself as the sequence grows"
