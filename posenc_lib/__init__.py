@@ -6,7 +6,15 @@ dtype. Figures live in :mod:`posenc_lib.viz` (one module per figure family), wid
 in :mod:`posenc_lib.widgets`; they are not imported here so that the core stays light.
 """
 
-from .alibi import alibi_bias, alibi_slopes
+from .alibi import (
+    alibi_bias,
+    alibi_bias_authors,
+    alibi_reach,
+    alibi_slopes,
+    alibi_window_mass,
+    flash_attn_alibi_bias,
+    linear_bias,
+)
 from .analysis import rope_decay_bound, sinusoidal_similarity, wavelengths
 from .attention import attention, causal_mask
 from .euler import euler_partial_sums, rotate_complex
@@ -57,7 +65,10 @@ __all__ = [
     "__version__",
     "abf_inv_freq",
     "alibi_bias",
+    "alibi_bias_authors",
+    "alibi_reach",
     "alibi_slopes",
+    "alibi_window_mass",
     "apply_rope_complex",
     "apply_rope_half",
     "apply_rope_interleaved",
@@ -67,9 +78,11 @@ __all__ = [
     "causal_mask",
     "dynamic_ntk_inv_freq",
     "euler_partial_sums",
+    "flash_attn_alibi_bias",
     "integer_encoding",
     "interleaved_to_half_permutation",
     "learned_encoding",
+    "linear_bias",
     "llama3_inv_freq",
     "normalized_encoding",
     "ntk_inv_freq",

@@ -1,52 +1,194 @@
-"""ALiBi (Press et al. 2021): a linear distance penalty added to the attention logits.
+"""ALiBi (Press et al. 2022): a linear distance penalty added to the attention logits.
 
 Head ``h`` adds ``−m_h·(i − j)`` to the logit of query ``i`` and key ``j ≤ i``. The slopes form a
 geometric sequence ``m_h = 2^(−8(h+1)/n)`` for ``n`` a power of two; other head counts take the
 slopes of the nearest smaller power of two and fill up with every other slope of the next one.
+
+Besides the bias itself, this module holds the equivalent forms found in real code and the
+quantities the book plots:
+
+* :func:`linear_bias` — the bias for any slopes (the general form ``alibi_bias`` builds on);
+* :func:`alibi_bias_authors` — the ``+m·j`` form of the authors' code (and BLOOM's), equal to
+  ``alibi_bias`` after the softmax;
+* :func:`flash_attn_alibi_bias` — FlashAttention's documented convention (positive
+  ``alibi_slopes``, bias ``−slope·|i + k_len − q_len − j|``);
+* :func:`alibi_reach` — the distance at which a head's bias has fallen by a given number of nats;
+* :func:`alibi_window_mass` — the attention mass a content-free query puts on its last ``window``
+  keys, in closed form, for sequences of any length.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 
 import torch
 
-from ._validation import check_dtype, check_int, check_length, check_positive_int
+from ._validation import (
+    check_dtype,
+    check_int,
+    check_length,
+    check_positive,
+    check_positive_int,
+)
 
-__all__ = ["alibi_bias", "alibi_slopes"]
+__all__ = [
+    "MAX_HEADS",
+    "alibi_bias",
+    "alibi_bias_authors",
+    "alibi_reach",
+    "alibi_slopes",
+    "alibi_window_mass",
+    "flash_attn_alibi_bias",
+    "linear_bias",
+]
+
+#: The largest head count accepted. Real models use at most a few hundred heads; the cap turns a
+#: typo such as ``2**70`` into an error instead of a list of 2**70 slopes.
+MAX_HEADS = 1 << 16
+# A bias larger than this many elements (2**27, 1 GiB in float64) is refused rather than allocated.
+_MAX_ELEMENTS = 1 << 27
 
 
-def _power_of_two_slopes(n: int) -> list[float]:
-    # 2^(-8/n), 2^(-16/n), ..., 2^(-8) : ratio and start are both 2^(-8/n).
-    return [2.0 ** (-8.0 * (h + 1) / n) for h in range(n)]
+def _check_heads(n_heads: object) -> int:
+    n_heads = check_positive_int(n_heads, "n_heads")
+    if n_heads > MAX_HEADS:
+        raise ValueError(f"n_heads must be a positive integer <= {MAX_HEADS}, got {n_heads}")
+    return n_heads
 
 
-def alibi_slopes(n_heads: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """Per-head slopes ``m_h``.
+def _check_max_bias(max_bias: object) -> float:
+    max_bias = check_positive(max_bias, "max_bias")
+    if max_bias > 1024:
+        raise ValueError(f"max_bias must be a finite number in (0, 1024], got {max_bias}")
+    return max_bias
+
+
+def _power_of_two_slopes(n: int, max_bias: float) -> torch.Tensor:
+    # 2^(-b/n), 2^(-2b/n), ..., 2^(-b): start and ratio are both 2^(-b/n) (b = 8 in the paper).
+    k = torch.arange(1, n + 1, dtype=torch.float64)
+    return torch.exp2(-max_bias * k / n)
+
+
+def alibi_slopes(
+    n_heads: int, *, max_bias: float = 8.0, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """Per-head slopes ``m_h`` (Press et al.'s rule, also for head counts that are not 2^k).
 
     For ``n_heads = 2^k``: ``m_h = 2^(−8(h+1)/n)`` (8 heads: 1/2, 1/4, …, 1/256). Otherwise, with
     ``c`` the largest power of two below ``n_heads``: ``slopes(c) + slopes(2c)[0::2][: n − c]``
-    (so the result is not sorted).
+    (so the result is not sorted). ``max_bias`` replaces the 8 (MPT's ``alibi_bias_max``).
 
     Parameters
     ----------
     n_heads : int
-        Number of heads (>= 1).
+        Number of heads, ``1 … MAX_HEADS`` (65 536).
+    max_bias : float
+        The exponent of the last slope of a power-of-two head count, ``m = 2^(−max_bias)``;
+        8 in the paper, in BLOOM and in MPT's default ``alibi_bias_max``.
     dtype : torch.dtype
         Output dtype (computed in float64).
 
     Returns
     -------
     torch.Tensor
-        Shape ``(n_heads,)``.
+        Shape ``(n_heads,)``, all in ``(0, 1)`` for ``max_bias = 8``.
     """
-    n_heads = check_positive_int(n_heads, "n_heads")
+    n_heads = _check_heads(n_heads)
+    max_bias = _check_max_bias(max_bias)
     dtype = check_dtype(dtype)
-    closest = 2 ** math.floor(math.log2(n_heads))
-    slopes = _power_of_two_slopes(closest)
+    closest = 1 << (n_heads.bit_length() - 1)  # largest power of two <= n_heads, exactly
+    slopes = _power_of_two_slopes(closest, max_bias)
     if closest != n_heads:
-        slopes += _power_of_two_slopes(2 * closest)[0::2][: n_heads - closest]
-    return torch.tensor(slopes, dtype=torch.float64).to(dtype)
+        extra = _power_of_two_slopes(2 * closest, max_bias)[0::2][: n_heads - closest]
+        slopes = torch.cat([slopes, extra])
+    return slopes.to(dtype)
+
+
+def _check_slopes(slopes: object, name: str = "slopes") -> torch.Tensor:
+    if not isinstance(slopes, torch.Tensor):
+        raise TypeError(f"{name} must be a 1-D torch.Tensor of shape (n_heads,), got "
+                        f"{type(slopes).__name__}")
+    if slopes.dtype.is_complex or slopes.dtype == torch.bool:
+        raise TypeError(f"{name} must hold real numbers, got dtype {slopes.dtype}")
+    if slopes.ndim != 1 or slopes.shape[0] == 0:
+        raise ValueError(f"{name} must have shape (n_heads,) with n_heads >= 1, got shape "
+                         f"{tuple(slopes.shape)}")
+    slopes = slopes.to(torch.float64)
+    if not bool(torch.isfinite(slopes).all()):
+        raise ValueError(f"{name} must be finite, got a NaN or infinite entry")
+    return slopes
+
+
+def _check_lengths(q_len: object, k_len: object, causal: object) -> tuple[int, int, bool]:
+    q_len = check_length(q_len, "q_len")
+    k_len = q_len if k_len is None else check_int(
+        k_len, "k_len", minimum=0, what="a non-negative integer"
+    )
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
+    if causal and k_len < q_len:
+        raise ValueError(
+            f"k_len must be >= q_len = {q_len}, got k_len = {k_len} "
+            "(when causal, every query needs its own key)"
+        )
+    return q_len, k_len, causal
+
+
+def _check_size(n_heads: int, q_len: int, k_len: int) -> None:
+    if n_heads * q_len * k_len > _MAX_ELEMENTS:
+        raise ValueError(
+            f"n_heads·q_len·k_len = {n_heads}·{q_len}·{k_len} exceeds {_MAX_ELEMENTS} elements; "
+            "build the bias for fewer heads or a shorter sequence (or use alibi_window_mass)"
+        )
+
+
+def _distance(q_len: int, k_len: int) -> torch.Tensor:
+    # Query i sits at position k_len − q_len + i (the last q_len keys, as when decoding).
+    query_pos = torch.arange(k_len - q_len, k_len, dtype=torch.float64)
+    return query_pos[:, None] - torch.arange(k_len, dtype=torch.float64)[None, :]
+
+
+def linear_bias(
+    slopes: torch.Tensor,
+    q_len: int,
+    k_len: int | None = None,
+    *,
+    causal: bool = True,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """The linear bias ``−m_h·(i − j)`` for any per-head slopes ``m_h``.
+
+    Query ``i`` sits at absolute position ``k_len − q_len + i``. With ``r = pos(i) − j``:
+    ``bias = −m_h·r`` for ``r ≥ 0``; for ``r < 0`` ``−inf`` when ``causal`` and ``−m_h·|r|``
+    otherwise (the symmetric form for encoders).
+
+    Parameters
+    ----------
+    slopes : torch.Tensor
+        Shape ``(n_heads,)``, finite.
+    q_len : int
+        Number of queries (>= 0).
+    k_len : int, optional
+        Number of keys; default ``q_len``. Must be >= ``q_len`` when ``causal``.
+    causal : bool
+        Mask future keys with ``−inf``.
+    dtype : torch.dtype
+        Output dtype (floating; computed in float64).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n_heads, q_len, k_len)``.
+    """
+    slopes = _check_slopes(slopes)
+    q_len, k_len, causal = _check_lengths(q_len, k_len, causal)
+    dtype = check_dtype(dtype)
+    _check_size(slopes.shape[0], q_len, k_len)
+    distance = _distance(q_len, k_len)
+    bias = -slopes[:, None, None] * distance.abs()
+    if causal:
+        bias = bias.masked_fill(distance < 0, float("-inf"))
+    return bias.to(dtype)
 
 
 def alibi_bias(
@@ -61,7 +203,7 @@ def alibi_bias(
 
     Query ``i`` sits at absolute position ``k_len − q_len + i`` (the last ``q_len`` keys, as when
     decoding with a cache). With ``r = pos(i) − j``: ``bias = −m_h·r`` for ``r ≥ 0``; for ``r < 0``
-    ``−inf`` when ``causal`` and ``−m_h·|r|`` otherwise.
+    ``−inf`` when ``causal`` and ``−m_h·|r|`` otherwise. See :func:`linear_bias`.
 
     Parameters
     ----------
@@ -70,7 +212,7 @@ def alibi_bias(
     q_len : int
         Number of queries (>= 0).
     k_len : int, optional
-        Number of keys (>= ``q_len``); default ``q_len``.
+        Number of keys (>= ``q_len`` when causal); default ``q_len``.
     causal : bool
         Mask future keys with ``−inf``.
     dtype : torch.dtype
@@ -82,18 +224,164 @@ def alibi_bias(
         Shape ``(n_heads, q_len, k_len)``.
     """
     slopes = alibi_slopes(n_heads, dtype=torch.float64)
-    q_len = check_length(q_len, "q_len")
-    k_len = q_len if k_len is None else check_int(
-        k_len, "k_len", minimum=0, what="a non-negative integer"
-    )
-    if k_len < q_len:
-        raise ValueError(f"k_len must be >= q_len = {q_len}, got k_len = {k_len}")
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
+    return linear_bias(slopes, q_len, k_len, causal=causal, dtype=dtype)
+
+
+def alibi_bias_authors(
+    n_heads: int, q_len: int, k_len: int | None = None, *, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """The causal bias as the authors' code (and BLOOM) builds it: ``+m_h·j``, one row for all.
+
+    Every query row gets the same ``m_h·j`` (``j`` the key position), plus ``−inf`` above the
+    causal diagonal. Row ``i`` differs from :func:`alibi_bias` by the constant ``m_h·pos(i)``, so
+    the softmax over keys, and hence the attention, is the same.
+
+    Parameters
+    ----------
+    n_heads : int
+        Number of heads (>= 1).
+    q_len : int
+        Number of queries (>= 0).
+    k_len : int, optional
+        Number of keys (>= ``q_len``); default ``q_len``.
+    dtype : torch.dtype
+        Output dtype (floating).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n_heads, q_len, k_len)``: ``m_h·j`` where ``j ≤ pos(i)``, ``−inf`` elsewhere.
+    """
+    slopes = alibi_slopes(n_heads, dtype=torch.float64)
+    q_len, k_len, _ = _check_lengths(q_len, k_len, True)
     dtype = check_dtype(dtype)
-    query_pos = torch.arange(k_len - q_len, k_len, dtype=torch.float64)
-    distance = query_pos[:, None] - torch.arange(k_len, dtype=torch.float64)[None, :]
-    bias = -slopes[:, None, None] * distance.abs()
+    _check_size(n_heads, q_len, k_len)
+    j = torch.arange(k_len, dtype=torch.float64)
+    bias = (slopes[:, None, None] * j).expand(n_heads, q_len, k_len)
+    return bias.masked_fill(_distance(q_len, k_len) < 0, float("-inf")).to(dtype)
+
+
+def flash_attn_alibi_bias(
+    alibi_slopes: torch.Tensor,
+    q_len: int,
+    k_len: int | None = None,
+    *,
+    causal: bool = True,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """FlashAttention's ALiBi convention, as its docstring states it.
+
+    ``flash_attn_func(..., alibi_slopes=...)`` takes **positive** slopes of shape ``(n_heads,)``
+    and adds ``−slope·|i + k_len − q_len − j|`` to the score of query ``i`` and key ``j``
+    (keys after the query are then removed by ``causal=True``). With
+    ``alibi_slopes = alibi_slopes(n)`` this is :func:`alibi_bias`; passing the negated slopes,
+    as with a bias one adds oneself, flips the penalty into a reward.
+
+    Parameters
+    ----------
+    alibi_slopes : torch.Tensor
+        Shape ``(n_heads,)``, as passed to FlashAttention (positive for ALiBi).
+    q_len : int
+        Number of queries (>= 0).
+    k_len : int, optional
+        Number of keys (>= ``q_len`` when causal); default ``q_len``.
+    causal : bool
+        Mask keys after the query with ``−inf``.
+    dtype : torch.dtype
+        Output dtype (floating).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n_heads, q_len, k_len)``.
+    """
+    slopes = _check_slopes(alibi_slopes, "alibi_slopes")
+    q_len, k_len, causal = _check_lengths(q_len, k_len, causal)
+    dtype = check_dtype(dtype)
+    _check_size(slopes.shape[0], q_len, k_len)
+    i = torch.arange(q_len, dtype=torch.float64)[:, None]
+    j = torch.arange(k_len, dtype=torch.float64)[None, :]
+    bias = -slopes[:, None, None] * (i + k_len - q_len - j).abs()
     if causal:
-        bias = bias.masked_fill(distance < 0, float("-inf"))
+        bias = bias.masked_fill(j > i + k_len - q_len, float("-inf"))
     return bias.to(dtype)
+
+
+def alibi_reach(
+    n_heads: int, nats: float | Sequence[float] = (1.0, 5.0, 10.0)
+) -> torch.Tensor:
+    """Distance at which each head's bias has fallen by ``nats``: ``nats / m_h``.
+
+    A bias of ``−x`` nats multiplies a key's unnormalised weight by ``e^{−x}``: after 1 nat a key
+    keeps 37 % of the weight it would have at distance 0, after 5 nats 0.7 %, after 10 nats
+    0.005 %.
+
+    Parameters
+    ----------
+    n_heads : int
+        Number of heads (>= 1).
+    nats : float or sequence of float
+        Bias drops, each finite and > 0.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n_heads, len(nats))`` (``(n_heads, 1)`` for one number), float64, in positions.
+    """
+    slopes = alibi_slopes(n_heads, dtype=torch.float64)
+    values = [nats] if not isinstance(nats, (Sequence, torch.Tensor)) or isinstance(
+        nats, str
+    ) else list(nats)
+    if len(values) == 0:
+        raise ValueError("nats must hold at least one number")
+    drops = torch.tensor([check_positive(v, "nats") for v in values], dtype=torch.float64)
+    return drops[None, :] / slopes[:, None]
+
+
+def alibi_window_mass(
+    n_heads: int, seq_lens: int | Sequence[int] | torch.Tensor, window: int
+) -> torch.Tensor:
+    """Attention mass on the last ``window`` keys of a content-free query, per head.
+
+    The query sits at the last of ``T`` positions and all logits ``q·k`` are equal, so the weights
+    are ``softmax(−m·r)`` over the distances ``r = 0 … T − 1``. Summing the geometric series,
+
+    ``mass(T) = (1 − e^{−m·min(window, T)}) / (1 − e^{−m·T})``,
+
+    which falls as ``T`` grows but never below ``1 − e^{−m·window}`` (its limit). Computed in closed
+    form, so ``T`` may be as large as you like.
+
+    Parameters
+    ----------
+    n_heads : int
+        Number of heads (>= 1).
+    seq_lens : int, sequence of int or 1-D integer tensor
+        Sequence lengths ``T`` (each >= 1).
+    window : int
+        Number of most recent keys counted (>= 1), e.g. the training context ``L``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n_heads, len(seq_lens))``, float64, in ``(0, 1]``.
+    """
+    slopes = alibi_slopes(n_heads, dtype=torch.float64)
+    window = check_positive_int(window, "window")
+    if isinstance(seq_lens, torch.Tensor):
+        if seq_lens.ndim > 1 or seq_lens.dtype.is_floating_point or seq_lens.dtype.is_complex \
+                or seq_lens.dtype == torch.bool:
+            raise TypeError("seq_lens must be an int, a sequence of ints or a 1-D integer tensor")
+        values = [int(v) for v in seq_lens.reshape(-1).tolist()]
+    elif isinstance(seq_lens, Sequence) and not isinstance(seq_lens, str):
+        values = list(seq_lens)
+    else:
+        values = [seq_lens]
+    if len(values) == 0:
+        raise ValueError("seq_lens must hold at least one length")
+    lengths = torch.tensor([check_positive_int(v, "seq_lens") for v in values],
+                           dtype=torch.float64)
+    m = slopes[:, None]
+    seen = torch.clamp(lengths, max=float(window))[None, :]
+    # −expm1(−x) = 1 − e^{−x}, accurate for the tiny m·T of flat heads.
+    return torch.expm1(-m * seen) / torch.expm1(-m * lengths[None, :])
+

@@ -17,7 +17,9 @@ import torch
 from posenc_lib._validation import (
     check_base,
     check_dim,
+    check_dtype,
     check_float_tensor,
+    check_int,
     check_length,
     check_positions,
     check_rope_input,
@@ -25,6 +27,8 @@ from posenc_lib._validation import (
 )
 
 __all__ = [
+    "alibi_bias_wrong_sign",
+    "alibi_slopes_literal",
     "attention_tiny_fill",
     "meta_rope_angles_float32",
     "rope_missing_minus",
@@ -241,3 +245,53 @@ def meta_rope_angles_float32(
     freqs = 1.0 / (base ** (torch.arange(0, dim, 2)[: dim // 2].float() / dim))
     t = positions.to(torch.float32)
     return torch.outer(t, freqs).float()
+
+
+def alibi_slopes_literal(n_heads: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """BUG: ALiBi slopes read literally as ``2^(−8k/n)``, ``k = 1 … n``, for every head count.
+
+    The paper's general sentence ("the geometric sequence that starts at 2^(−8/n) and uses that
+    same value as its ratio") gives these slopes, and for ``n`` a power of two they are right.
+    For other head counts the authors' code -- and every model trained with it (BLOOM,
+    Baichuan-13B) -- uses the slopes of the nearest smaller power of two followed by every other
+    slope of the next one. A checkpoint run with the literal slopes gets the wrong slope on most
+    heads (up to ~45x off at 12 heads and ~89x at 40).
+
+    Fixed counterpart: :func:`posenc_lib.alibi.alibi_slopes`.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n_heads,)``, decreasing.
+    """
+    from posenc_lib.alibi import MAX_HEADS  # the same cap as the fixed function
+
+    n_heads = check_int(n_heads, "n_heads", minimum=1, what="a positive integer (>= 1)")
+    if n_heads > MAX_HEADS:
+        raise ValueError(f"n_heads must be a positive integer <= {MAX_HEADS}, got {n_heads}")
+    dtype = check_dtype(dtype)
+    k = torch.arange(1, n_heads + 1, dtype=torch.float64)
+    return torch.exp2(-8.0 * k / n_heads).to(dtype)  # the bug: right only for n = 2^a
+
+
+def alibi_bias_wrong_sign(
+    n_heads: int, seq_len: int, *, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """BUG: the causal ALiBi bias with its sign flipped, ``+m·(i − j)`` instead of ``−m·(i − j)``.
+
+    Easy to write when porting code that adds ``+m·j`` (see
+    :func:`posenc_lib.alibi.alibi_bias_authors`) to a kernel that takes ``i − j``: the far past
+    is then *rewarded*, and a content-free query attends mostly to the first token.
+
+    Fixed counterpart: :func:`posenc_lib.alibi.alibi_bias`.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n_heads, seq_len, seq_len)``, ``−inf`` above the diagonal.
+    """
+    from posenc_lib.alibi import alibi_bias
+
+    bias = alibi_bias(n_heads, seq_len, dtype=torch.float64)
+    flipped = (-bias).masked_fill(torch.isneginf(bias), float("-inf"))  # the bug: + instead of −
+    return flipped.to(check_dtype(dtype))

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc_lib import alibi_bias, alibi_slopes, attention
+from posenc_lib.alibi import (
+    MAX_HEADS,
+    alibi_bias_authors,
+    alibi_reach,
+    alibi_window_mass,
+    flash_attn_alibi_bias,
+    linear_bias,
+)
+from posenc_lib.pitfalls import alibi_bias_wrong_sign, alibi_slopes_literal
 
 
 def test_slopes_for_powers_of_two() -> None:
@@ -87,3 +98,169 @@ def test_dtype_argument() -> None:
     assert alibi_bias(2, 3).dtype == torch.float32
     assert alibi_bias(2, 3, dtype=torch.bfloat16).dtype == torch.bfloat16
     assert alibi_bias(2, 0).shape == (2, 0, 0)
+
+
+# --- validation and sizes ---
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "pattern"),
+    [
+        (lambda: alibi_slopes(2**70), ValueError, r"n_heads must be a positive integer <= 65536"),
+        (lambda: alibi_slopes(True), TypeError, r"n_heads must be"),
+        (lambda: alibi_slopes(8, max_bias=0.0), ValueError, r"max_bias must be"),
+        (lambda: alibi_slopes(8, max_bias=float("nan")), ValueError, r"max_bias must be"),
+        (lambda: alibi_bias(4, 3, 2), ValueError, r"k_len must be >= q_len = 3, got k_len = 2"),
+        (lambda: alibi_bias(4, 3, -1), ValueError, r"k_len must be a non-negative"),
+        (lambda: alibi_bias(4, 2.0), TypeError, r"q_len must be"),
+        (lambda: alibi_bias(2**16, 2**12), ValueError, r"n_heads·q_len·k_len"),
+        (lambda: alibi_bias_authors(4, 5, 3), ValueError, r"k_len must be >= q_len"),
+        (lambda: linear_bias([0.5], 3), TypeError, r"slopes must be a 1-D torch.Tensor"),
+        (lambda: linear_bias(torch.ones(2, 2), 3), ValueError, r"slopes must have shape"),
+        (lambda: linear_bias(torch.tensor([math.inf]), 3), ValueError, r"slopes must be finite"),
+        (lambda: flash_attn_alibi_bias(torch.ones(0), 3), ValueError, r"alibi_slopes must have"),
+        (lambda: alibi_reach(8, []), ValueError, r"nats must hold"),
+        (lambda: alibi_reach(8, -1.0), ValueError, r"nats must be a finite number > 0"),
+        (lambda: alibi_window_mass(8, [0, 4], 2), ValueError, r"seq_lens must be a positive"),
+        (lambda: alibi_window_mass(8, 4, 0), ValueError, r"window must be a positive"),
+        (lambda: alibi_window_mass(8, torch.tensor([1.5]), 2), TypeError, r"seq_lens must be"),
+        (lambda: alibi_window_mass(8, [], 2), ValueError, r"seq_lens must hold"),
+    ],
+)
+def test_bad_input_raises_a_clear_error_at_once(call, error, pattern: str) -> None:
+    with pytest.raises(error, match=pattern):
+        call()
+
+
+def test_the_last_allowed_head_count_is_cheap() -> None:
+    slopes = alibi_slopes(MAX_HEADS, dtype=torch.float64)
+    assert slopes.shape == (MAX_HEADS,) and slopes[-1].item() == 2.0**-8
+
+
+def test_non_causal_bias_allows_fewer_keys_than_queries() -> None:
+    bias = alibi_bias(1, 3, 2, causal=False, dtype=torch.float64)[0] / 2.0**-8
+    # queries at positions -1, 0, 1 against keys 0, 1
+    assert bias.tolist() == [[-1.0, -2.0], [0.0, -1.0], [-1.0, 0.0]]
+
+
+# --- the general form and its variants ---
+
+
+@given(n=st.integers(1, 40), q=st.integers(0, 12), extra=st.integers(0, 12),
+       causal=st.booleans())
+def test_alibi_bias_is_linear_bias_with_alibi_slopes(
+    n: int, q: int, extra: int, causal: bool
+) -> None:
+    slopes = alibi_slopes(n, dtype=torch.float64)
+    got = linear_bias(slopes, q, q + extra, causal=causal, dtype=torch.float64)
+    torch.testing.assert_close(got, alibi_bias(n, q, q + extra, causal=causal, dtype=torch.float64))
+
+
+def test_max_bias_generalises_the_eight() -> None:
+    assert alibi_slopes(4, max_bias=4.0, dtype=torch.float64).tolist() == [0.5, 0.25, 0.125, 0.0625]
+    # the interleaving rule is the same for every max_bias
+    six = alibi_slopes(6, max_bias=16.0, dtype=torch.float64)
+    torch.testing.assert_close(six[:4], alibi_slopes(4, max_bias=16.0, dtype=torch.float64))
+    torch.testing.assert_close(six[4:], alibi_slopes(8, max_bias=16.0, dtype=torch.float64)[0:4:2])
+
+
+@given(n=st.integers(1, 16), q=st.integers(1, 12), extra=st.integers(0, 12))
+def test_authors_form_gives_the_same_attention(n: int, q: int, extra: int) -> None:
+    # +m·j differs from −m·(i−j) by m·pos(i), a constant per row: the softmax cannot see it.
+    ours = alibi_bias(n, q, q + extra, dtype=torch.float64)
+    theirs = alibi_bias_authors(n, q, q + extra, dtype=torch.float64)
+    assert bool((torch.isneginf(ours) == torch.isneginf(theirs)).all())
+    shift = (theirs - ours).nan_to_num(nan=0.0)  # −inf − (−inf) is nan on masked cells
+    slopes = alibi_slopes(n, dtype=torch.float64)
+    rows = (torch.arange(q, dtype=torch.float64) + extra)[None, :, None] * slopes[:, None, None]
+    torch.testing.assert_close(shift, rows.expand_as(shift).masked_fill(torch.isneginf(ours), 0.0))
+    torch.testing.assert_close(ours.softmax(-1), theirs.softmax(-1), atol=1e-12, rtol=0)
+
+
+@given(n=st.integers(1, 16), q=st.integers(0, 10), extra=st.integers(0, 10), causal=st.booleans())
+def test_flash_attention_convention_is_alibi_with_positive_slopes(
+    n: int, q: int, extra: int, causal: bool
+) -> None:
+    slopes = alibi_slopes(n, dtype=torch.float64)
+    flash = flash_attn_alibi_bias(slopes, q, q + extra, causal=causal, dtype=torch.float64)
+    ours = alibi_bias(n, q, q + extra, causal=causal, dtype=torch.float64)
+    torch.testing.assert_close(flash, ours)
+    if q > 1 and n > 0:
+        # negated slopes (a bias one would add oneself) reward distance instead
+        wrong = flash_attn_alibi_bias(-slopes, q, q + extra, causal=causal, dtype=torch.float64)
+        assert bool((wrong[:, -1, 0] > 0).all())
+
+
+def test_symmetric_form_is_the_distance_in_both_directions() -> None:
+    full = alibi_bias(8, 6, causal=False, dtype=torch.float64)
+    causal = alibi_bias(8, 6, dtype=torch.float64)
+    lower = torch.ones(6, 6, dtype=torch.bool).tril()
+    torch.testing.assert_close(full[:, lower], causal[:, lower])
+    torch.testing.assert_close(full, full.transpose(-1, -2))
+
+
+# --- reach and window mass ---
+
+
+def test_reach_is_where_the_bias_has_fallen_by_that_many_nats() -> None:
+    reach = alibi_reach(8)
+    assert reach.shape == (8, 3)
+    assert reach[:, 0].tolist() == [2.0**k for k in range(1, 9)]  # 1/m: 2, 4, ..., 256
+    torch.testing.assert_close(reach[:, 1], 5 * reach[:, 0])
+    assert alibi_reach(12, 1.0).shape == (12, 1)
+    # at distance 1/m the bias of every head is exactly −1 nat (8 heads: integer distances)
+    bias = alibi_bias(8, 257, dtype=torch.float64)
+    for h in range(8):
+        assert bias[h, -1, 256 - int(reach[h, 0])].item() == -1.0
+
+
+@given(n=st.integers(1, 12), window=st.integers(1, 40), length=st.integers(1, 200))
+def test_window_mass_matches_a_real_softmax(n: int, window: int, length: int) -> None:
+    mass = alibi_window_mass(n, [length], window)[:, 0]
+    # a content-free query at the last position: zero q and k, bias only
+    zeros = torch.zeros(n, 1, 1, dtype=torch.float64)
+    keys = torch.zeros(n, length, 1, dtype=torch.float64)
+    bias = alibi_bias(n, 1, length, dtype=torch.float64)
+    _, weights = attention(zeros, keys, keys, bias=bias)
+    torch.testing.assert_close(mass, weights[:, 0, max(0, length - window):].sum(-1),
+                               atol=1e-12, rtol=1e-12)
+
+
+@given(n=st.integers(1, 64), window=st.integers(1, 4096))
+def test_window_mass_falls_to_its_limit_and_never_below(n: int, window: int) -> None:
+    lengths = [1, window, 2 * window, 8 * window, 10**9]
+    mass = alibi_window_mass(n, lengths, window)
+    assert bool((mass[:, :2] == 1.0).all())  # T <= window: every key is in the window
+    assert bool((mass[:, 1:] <= mass[:, :-1] + 1e-15).all())
+    limit = -torch.expm1(-alibi_slopes(n, dtype=torch.float64) * window)
+    assert bool((mass >= limit[:, None] - 1e-12).all())
+    torch.testing.assert_close(mass[:, -1], limit, rtol=1e-6, atol=0)
+
+
+def test_window_mass_accepts_ints_and_tensors() -> None:
+    a = alibi_window_mass(4, 100, 10)
+    b = alibi_window_mass(4, torch.tensor([100]), 10)
+    assert a.shape == b.shape == (4, 1)
+    torch.testing.assert_close(a, b)
+
+
+# --- the mistakes, on purpose ---
+
+
+def test_literal_slopes_are_right_only_for_powers_of_two() -> None:
+    for n in (1, 2, 4, 8, 16, 32, 64, 128):
+        torch.testing.assert_close(alibi_slopes_literal(n, dtype=torch.float64),
+                                   alibi_slopes(n, dtype=torch.float64), atol=0, rtol=1e-15)
+    for n, worst in ((12, 2.0**5.5), (40, 2.0 ** (8 * 33 / 40 - 1 / 8))):
+        ratio = alibi_slopes(n, dtype=torch.float64) / alibi_slopes_literal(n, dtype=torch.float64)
+        assert math.isclose(torch.maximum(ratio, 1 / ratio).max().item(), worst, rel_tol=1e-12)
+    with pytest.raises(ValueError, match="n_heads"):
+        alibi_slopes_literal(2**70)
+
+
+def test_a_flipped_sign_sends_attention_to_the_first_token() -> None:
+    zeros = torch.zeros(8, 64, 4, dtype=torch.float64)
+    _, good = attention(zeros, zeros, zeros, bias=alibi_bias(8, 64, dtype=torch.float64))
+    _, bad = attention(zeros, zeros, zeros, bias=alibi_bias_wrong_sign(8, 64, dtype=torch.float64))
+    assert bool((good[:, -1].argmax(-1) == 63).all())
+    assert bool((bad[:, -1].argmax(-1) == 0).all())

@@ -11,7 +11,16 @@ One module per explorer family, mirroring :mod:`posenc_lib.viz`; the frame they 
 """
 
 from ._live import LiveExplorer
-from .alibi import alibi_explorer, alibi_live
+from .alibi import (
+    alibi_explorer,
+    alibi_live,
+    alibi_reach_explorer,
+    alibi_reach_live,
+    alibi_rope_explorer,
+    alibi_rope_live,
+    alibi_window_explorer,
+    alibi_window_live,
+)
 from .calculator import calculator_live, rope_calculator
 from .conventions import convention_explorer, convention_live
 from .decay import decay_explorer, decay_live
@@ -25,6 +34,12 @@ __all__ = [
     "LiveExplorer",
     "alibi_explorer",
     "alibi_live",
+    "alibi_reach_explorer",
+    "alibi_reach_live",
+    "alibi_rope_explorer",
+    "alibi_rope_live",
+    "alibi_window_explorer",
+    "alibi_window_live",
     "calculator_live",
     "convention_explorer",
     "convention_live",

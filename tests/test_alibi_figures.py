@@ -1,0 +1,229 @@
+"""ALiBi figures and live explorers: the numbers drawn are the library's, at every static step;
+nothing NaN or infinite reaches the browser; every live explorer's messages are valid JSON."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import ipywidgets
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+import torch
+from ipywidgets.widgets.widget import _remove_buffers
+from jupyter_client.session import json_packer
+
+from posenc_lib import alibi_bias, alibi_slopes, rope_decay_bound
+from posenc_lib import widgets as Wd
+from posenc_lib.alibi import alibi_reach, alibi_window_mass
+from posenc_lib.display import StaticFigure
+from posenc_lib.viz.alibi import (
+    HEADS_GRID,
+    alibi_heatmaps,
+    alibi_reach_figure,
+    alibi_rope_figure,
+    alibi_window_figure,
+)
+
+
+def _floats(obj: object) -> list[float]:
+    """Every float in a nested plotly JSON structure (numpy arrays included)."""
+    if isinstance(obj, dict):
+        return [f for v in obj.values() for f in _floats(v)]
+    if isinstance(obj, (list, tuple)):
+        return [f for v in obj for f in _floats(v)]
+    if isinstance(obj, np.ndarray):
+        return _floats(obj.tolist())
+    if isinstance(obj, float):
+        return [obj]
+    return []
+
+
+def _finite_everywhere(fig: go.Figure) -> bool:
+    return all(math.isfinite(f) for f in _floats(fig.to_plotly_json()))
+
+
+def _kb(fig: go.Figure) -> float:
+    return len(StaticFigure(fig).to_html().encode()) / 1e3
+
+
+def _grid(values: list) -> np.ndarray:
+    return np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
+
+
+# --- heatmaps ---
+
+
+def test_heatmap_steps_hold_the_bias_and_weights_with_none_for_masked_cells() -> None:
+    fig = alibi_heatmaps(n_heads=6, seq_len=10, head=2)
+    bias = alibi_bias(6, 10, dtype=torch.float64).numpy()
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == [str(h) for h in range(6)]
+    for h, step in enumerate(steps):
+        z = step.args[0]["z"][0]
+        assert all((v is None) == (j > i) for i, row in enumerate(z) for j, v in enumerate(row))
+        np.testing.assert_allclose(_grid(z), np.where(np.isfinite(bias[h]), bias[h], np.nan),
+                                   atol=6e-4)
+        w = np.asarray(step.args[0]["z"][1], dtype=float)
+        np.testing.assert_allclose(w.sum(-1), 1.0, atol=6e-3)
+        assert np.all(np.triu(w, 1) == 0)
+    assert _finite_everywhere(fig)
+
+
+def test_heatmap_at_its_largest_values_is_sampled_and_small() -> None:
+    fig = alibi_heatmaps(n_heads=128, seq_len=512, head=127)
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) <= 13 and steps[fig.layout.sliders[0].active].label == "127"
+    positions = np.asarray(fig.data[0].x)
+    assert positions[0] == 0 and positions[-1] == 511 and len(positions) <= 40
+    bias = alibi_bias(128, 512, dtype=torch.float64)[127].numpy()[np.ix_(positions, positions)]
+    z = _grid(steps[-1].args[0]["z"][0])
+    np.testing.assert_allclose(z, np.where(np.isfinite(bias), bias, np.nan), atol=6e-4)
+    assert _kb(fig) < 300 and _finite_everywhere(fig)
+
+
+def test_heatmap_colour_bar_sits_between_the_panels_and_collides_with_no_title() -> None:
+    fig = alibi_heatmaps()
+    left_end, right_start = fig.layout.xaxis.domain[1], fig.layout.xaxis2.domain[0]
+    assert left_end <= fig.data[0].colorbar.x < right_start
+    assert fig.layout.yaxis.title.text == "query position i"
+    assert fig.layout.yaxis2.title.text is None  # the right panel shares the left's y title
+
+
+def test_live_heatmap_is_full_resolution_and_json_safe() -> None:
+    ui = Wd.alibi_live(n_heads=3, seq_len=40)
+    ui.controls["head"].value = 2
+    z = ui.figure.data[0].z
+    bias = alibi_bias(3, 40, dtype=torch.float64)[2].numpy()
+    assert len(z) == 40 and all(v is None for v in z[0][1:])
+    np.testing.assert_allclose(_grid(z), np.where(np.isfinite(bias), bias, np.nan))
+
+
+# --- reach ---
+
+
+def test_reach_steps_are_the_library_reach_for_every_head_count() -> None:
+    fig = alibi_reach_figure(n_heads=12, context=4096)
+    steps = fig.layout.sliders[0].steps
+    assert [int(s.label) for s in steps] == list(HEADS_GRID)
+    for step in steps:
+        n = int(step.label)
+        reach = alibi_reach(n).numpy()
+        for k in range(3):
+            assert step.args[0]["x"][k + 1] == list(range(n))
+            np.testing.assert_allclose(step.args[0]["y"][k + 1], reach[:, k], atol=6e-4)
+    assert fig.data[4].y == (4096, 4096)
+    np.testing.assert_allclose(fig.data[1].customdata, alibi_slopes(12, dtype=torch.float64))
+
+
+# --- ALiBi beside RoPE ---
+
+
+def test_alibi_lines_end_at_minus_m_r_and_rope_steps_are_the_decay_bound() -> None:
+    fig = alibi_rope_figure(n_heads=8, base=1e4, dim=64, max_distance=512)
+    y = fig.data[0].y
+    ends = [y[3 * h + 1] for h in range(8)]
+    np.testing.assert_allclose(ends, -512 * alibi_slopes(8, dtype=torch.float64).numpy(), rtol=1e-4)
+    assert y[2::3] == (None,) * 8  # breaks between the heads
+    head_slider, base_slider = fig.layout.sliders
+    assert [int(s.label) for s in head_slider.steps] == list(HEADS_GRID)
+    for step in base_slider.steps:
+        base = float(step.label.replace(" ", "").replace("e", "e+")) if "e" in step.label \
+            else float(step.label.replace(" ", ""))
+        f = rope_decay_bound(64, base, 512).numpy()
+        np.testing.assert_allclose(step.args[0]["y"][0], f / f[0], atol=6e-4)
+        assert list(step.args[1]) == [1]  # the base slider moves only the RoPE curve
+    assert all(list(s.args[1]) == [0] for s in head_slider.steps)
+    assert _kb(alibi_rope_figure(128, 1e6, 1024, 2048)) < 300
+
+
+# --- window mass ---
+
+
+def test_window_steps_are_the_closed_form_mass() -> None:
+    fig = alibi_window_figure(n_heads=8, window=256, max_factor=8)
+    for step in fig.layout.sliders[0].steps:
+        n = int(step.label)
+        x, y = step.args[0]["x"][0], step.args[0]["y"][0]
+        per_head = len(x) // n
+        lengths = [int(v) for v in x[: per_head - 1]]
+        assert lengths[0] == 256 and lengths[-1] == 2048
+        mass = alibi_window_mass(n, lengths, 256).numpy()
+        got = np.array([v for v in y if v is not None]).reshape(n, -1)
+        np.testing.assert_allclose(got, mass, atol=6e-5)
+    assert _kb(alibi_window_figure(128, 10**6, 1024)) < 300
+
+
+# --- bad parameters ---
+
+
+@pytest.mark.parametrize(
+    ("builder", "kwargs", "name"),
+    [
+        (alibi_heatmaps, {"n_heads": 129}, "n_heads"),
+        (alibi_heatmaps, {"seq_len": 513}, "seq_len"),
+        (alibi_reach_figure, {"n_heads": 0}, "n_heads"),
+        (alibi_reach_figure, {"context": 0}, "context"),
+        (alibi_rope_figure, {"base": 1.0}, "base"),
+        (alibi_rope_figure, {"dim": 7}, "dim"),
+        (alibi_rope_figure, {"max_distance": 4096}, "max_distance"),
+        (alibi_window_figure, {"window": 0}, "window"),
+        (alibi_window_figure, {"max_factor": 1}, "max_factor"),
+    ],
+)
+def test_bad_parameters_raise_value_error_naming_them(builder, kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        builder(**kwargs)
+
+
+def test_bad_explorer_parameters_raise_in_both_modes(monkeypatch: pytest.MonkeyPatch) -> None:
+    for static in ("1", ""):
+        monkeypatch.setenv("POSENC_STATIC", static)
+        with pytest.raises(ValueError, match="n_heads"):
+            Wd.alibi_reach_explorer(n_heads=0)
+        with pytest.raises(ValueError, match="window"):
+            Wd.alibi_window_explorer(window=0)
+        with pytest.raises(TypeError, match="n_heads"):
+            Wd.alibi_rope_explorer(n_heads=2.5)
+
+
+# --- every live explorer on the wire ---
+
+LIVE = sorted(name for name in Wd.__all__ if name.endswith("_live"))
+
+
+@pytest.fixture
+def wire(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Serialise every widget message as the kernel does (jupyter_client, allow_nan=False).
+
+    In a kernel a NaN in a message only logs "Message serialization failed"; here, with warnings
+    as errors, it fails the test.
+    """
+    sent: list[dict] = []
+
+    def send(self, msg, buffers=None) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            json_packer(msg)
+        sent.append(msg)
+
+    monkeypatch.setattr(ipywidgets.Widget, "_send", send)
+    return sent
+
+
+@pytest.mark.parametrize("name", LIVE)
+def test_every_live_explorer_sends_only_json(wire: list[dict], name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ui = getattr(Wd, name)()
+        json_packer(_remove_buffers(ui.figure.get_state())[0])  # the state sent on display
+        for control in ui.controls.values():
+            if hasattr(control, "max") and hasattr(control, "min"):
+                for value in (control.max, control.min, control.value):
+                    control.value = value - value % 2 if getattr(control, "step", 1) == 2 \
+                        else value
+            elif hasattr(control, "options"):
+                for option in control.options:
+                    control.value = option[1] if isinstance(option, tuple) else option
+    assert wire  # the moves really produced messages
