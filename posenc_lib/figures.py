@@ -9,7 +9,7 @@ re-exports them, so that
 ``from posenc_lib.figures import encoding_heatmap`` and ``posenc_lib.figures.encoding_heatmap``
 keep working. It re-exports every name it defined before the split: the builders and constants of
 ``__all__`` (unchanged, for ``import *``), the other public helpers (``heatmap_static_rows``,
-``default_pairs``, ``format_hf_config``), the colours of the shared look, and the private helpers
+``default_pairs``), the colours of the shared look, and the private helpers
 and ``_*_state`` functions that :mod:`posenc_lib.widgets`, the tests and the benchmarks use.
 """
 
@@ -99,8 +99,6 @@ from .viz.spectrum import (  # noqa: F401 (re-exported)
     FACTOR_GRID,
     METHODS,
     _spectrum_state,
-    format_hf_config,
-    hf_rope_config,
     scaled_inv_freq,
     wavelength_spectrum,
 )
@@ -124,7 +122,6 @@ __all__ = [
     "convention_pairs_figure",
     "decay_curves",
     "encoding_heatmap",
-    "hf_rope_config",
     "permutation_figure",
     "rope_offset_figure",
     "rope_spiral",

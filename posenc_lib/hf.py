@@ -20,6 +20,7 @@ Two methods have no rope type of their own: NTK-aware scaling is plain RoPE with
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ._validation import (
@@ -206,15 +207,17 @@ def hf_config_fields(
     base: float = 10000.0,
     factor: float = 1.0,
     original_max_position: int,
+    max_position_embeddings: int | None = None,
     legacy: bool = False,
     partial_rotary_factor: float | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Everything RoPE needs in a ``config.json``: the rope block and ``max_position_embeddings``.
 
-    ``max_position_embeddings`` is ``round(s·L_train)`` (the context the model is configured
-    for), except for ``"dynamic"``, where transformers reads it as the training length that the
-    dynamic factor is measured against: there it is ``L_train``.
+    ``max_position_embeddings`` defaults to ``round(s·L_train)`` (the context the model is
+    configured for); real configs sometimes differ (Llama 3.1: 131 072 with ``s·L = 65 536``).
+    For ``"dynamic"`` transformers reads it as the *training* length the dynamic factor is
+    measured against, so there it must be ``L_train``.
 
     Parameters
     ----------
@@ -222,6 +225,9 @@ def hf_config_fields(
         As in :func:`hf_rope_parameters`.
     original_max_position : int
         Training context ``L_train`` (required here, for every method).
+    max_position_embeddings : int, optional
+        The configured context (>= 1); default ``round(s·L_train)``, or ``L_train`` for
+        ``"dynamic"``.
     legacy : bool
         Write the transformers 4 form (:func:`hf_legacy_rope_config`) instead of
         ``rope_parameters``.
@@ -250,6 +256,18 @@ def hf_config_fields(
         original_max_position if method == "dynamic"
         else round(factor * original_max_position)
     )
+    if max_position_embeddings is not None:
+        max_position_embeddings = check_int(
+            max_position_embeddings, "max_position_embeddings", minimum=1,
+            what="a positive integer",
+        )
+        if method == "dynamic" and max_position_embeddings != original_max_position:
+            raise ValueError(
+                "max_position_embeddings must equal original_max_position for method 'dynamic' "
+                "(transformers reads it as the training length), got "
+                f"{max_position_embeddings} != {original_max_position}"
+            )
+        length = max_position_embeddings
     out: dict[str, Any] = {"max_position_embeddings": length}
     if legacy:
         out.update(hf_legacy_rope_config(method, **kwargs))
@@ -266,7 +284,8 @@ def format_hf_config(fields: dict[str, Any], *, max_list: int | None = None) -> 
     fields : dict
         From :func:`hf_config_fields` (or either rope function).
     max_list : int, optional
-        Abbreviate longer lists (LongRoPE's factors) to their first and last values.
+        Show longer lists (LongRoPE's factors) as their first ``max_list − 1`` values, the
+        count, and the last value, rounded to 3 decimals (for display; not valid JSON).
 
     Returns
     -------
@@ -280,15 +299,16 @@ def format_hf_config(fields: dict[str, Any], *, max_list: int | None = None) -> 
     if max_list is None:
         return _compact_lists(text)
     short = _abbreviate(fields, max_list)
-    return _compact_lists(json.dumps(short, indent=2, allow_nan=False)).replace('"…"', "…")
+    text = json.dumps(short, indent=2, allow_nan=False, ensure_ascii=False)
+    return re.sub(r'"(… \d+ values …)"', r"\1", _compact_lists(text))
 
 
 def _abbreviate(value: Any, max_list: int) -> Any:
     if isinstance(value, dict):
         return {k: _abbreviate(v, max_list) for k, v in value.items()}
     if isinstance(value, list) and len(value) > max_list:
-        head = value[: max_list - 1]
-        return [*head, "…", value[-1]]
+        head = [round(v, 3) for v in value[: max_list - 1]]
+        return [*head, f"… {len(value)} values …", round(value[-1], 3)]
     return value
 
 
