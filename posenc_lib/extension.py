@@ -40,6 +40,7 @@ __all__ = [
     "longrope_attention_factor",
     "longrope_inv_freq",
     "yarn_attention_factor",
+    "yarn_paper_inv_freq",
 ]
 
 EXTENSION_METHODS: tuple[str, ...] = (
@@ -109,6 +110,51 @@ def yarn_attention_factor(
     mscale = check_positive(mscale, "mscale")
     mscale_all_dim = check_positive(mscale_all_dim, "mscale_all_dim")
     return _mscale(factor, mscale) / _mscale(factor, mscale_all_dim)
+
+
+def yarn_paper_inv_freq(
+    dim: int,
+    base: float,
+    factor: float,
+    original_max_position: int,
+    alpha: float = 1.0,
+    beta: float = 32.0,
+) -> torch.Tensor:
+    """YaRN as the paper writes it: a ramp linear in ``r = L/λ``, not in the pair index.
+
+    ``γ(r) = clamp((r − α)/(β − α), 0, 1)`` with ``r_i = L_train/λ_i``;
+    ``θ'_i = (1 − γ)·θ_i/s + γ·θ_i`` (Peng et al. 2023, eq. "NTK-by-parts"). The reference code
+    and transformers (:func:`posenc_lib.scaling.yarn_inv_freq`) instead ramp linearly over the
+    pair index between the rounded indices where ``r = β`` and ``r = α``.
+
+    Parameters
+    ----------
+    dim : int
+        Rotary dimension (positive, even).
+    base : float
+        The base ``b``.
+    factor : float
+        Scale factor ``s`` (>= 1).
+    original_max_position : int
+        Training context ``L`` (>= 1).
+    alpha, beta : float
+        ``0 < α < β`` (the paper's 1 and 32 for Llama).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(dim // 2,)``, float64.
+    """
+    factor = check_factor(factor)
+    original_max_position = _require_original("yarn", original_max_position)
+    alpha = check_positive(alpha, "alpha")
+    beta = check_positive(beta, "beta")
+    if alpha >= beta:
+        raise ValueError(f"alpha must be < beta, got alpha = {alpha}, beta = {beta}")
+    theta = rope_inv_freq(dim, base)
+    r = original_max_position * theta / (2 * math.pi)
+    gamma = ((r - alpha) / (beta - alpha)).clamp(0.0, 1.0)
+    return (1 - gamma) * theta / factor + gamma * theta
 
 
 def _check_factor_list(values: object, name: str, length: int) -> torch.Tensor:
