@@ -43,11 +43,12 @@ __all__ = [
     "yarn_paper_inv_freq",
 ]
 
+#: The method names :func:`extended_rope` and :mod:`posenc_lib.hf` accept.
 EXTENSION_METHODS: tuple[str, ...] = (
     "none", "pi", "ntk", "dynamic", "yarn", "llama3", "abf", "longrope",
 )
 
-# The optional keywords each method takes (they are also the transformers config keys).
+#: The optional keywords each method takes (they are also the transformers config keys).
 METHOD_OPTIONS: dict[str, tuple[str, ...]] = {
     "none": (),
     "pi": (),

@@ -110,6 +110,7 @@ _PHI35_SHORT: tuple[float, ...] = (
     2.5899994373321533, 2.729999542236328, 2.749999523162842, 2.8399994373321533,
 )
 
+#: Real models by name (the RoPE calculator's menu); sources in each ``source``.
 ROPE_PRESETS: dict[str, RopePreset] = {
     p.model: p
     for p in (
