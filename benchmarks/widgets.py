@@ -20,6 +20,8 @@ from typing import Any
 
 from posenc_lib import widgets as Wd
 from posenc_lib.display import StaticFigure
+from posenc_lib.viz import long_context as LC
+from posenc_lib.viz import spectrum as SP
 from posenc_lib.viz.alibi import alibi_heatmaps
 from posenc_lib.viz.attention import attention_heatmap
 from posenc_lib.viz.conventions import convention_pairs_figure
@@ -82,6 +84,38 @@ CASES: list[tuple[str, Callable[[], Any], Callable[[], Any], Move, dict[str, Any
         ("factor", 4.0, 8.0),
         {"dim": 512, "method": "yarn"},
         ("factor", 32.0, 64.0),
+    ),
+    (
+        "spectrum_explorer",
+        Wd.spectrum_live,
+        SP.wavelength_spectrum,
+        ("factor", 4.0, 8.0),
+        {"dim": 512, "method": "yarn"},
+        ("factor", 32.0, 64.0),
+    ),
+    (
+        "score_curve_explorer",
+        Wd.score_curve_live,
+        LC.all_ones_figure,
+        ("abf_base", 5e5, 1e6),
+        {"dim": 256},
+        ("abf_base", 1e6, 1e7),
+    ),
+    (
+        "granularity_explorer",
+        Wd.granularity_live,
+        LC.granularity_figure,
+        ("base", 1e4, 2e4),
+        {"dim": 4096},
+        ("base", 1e4, 2e4),
+    ),
+    (
+        "pair_spiral_explorer",
+        Wd.pair_spiral_live,
+        LC.pair_spiral_figure,
+        ("pair", 40, 41),
+        {},
+        ("factor", 2.0, 64.0),
     ),
     (
         "rotation_explorer",

@@ -18,6 +18,8 @@ from .alibi import (
 from .analysis import rope_decay_bound, sinusoidal_similarity, wavelengths
 from .attention import attention, causal_mask
 from .euler import euler_partial_sums, rotate_complex
+from .extension import EXTENSION_METHODS, extended_rope
+from .hf import hf_config_fields, hf_legacy_rope_config, hf_rope_parameters
 from .rope import (
     CONVENTIONS,
     RotaryEmbedding,
@@ -60,6 +62,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CONVENTIONS",
+    "EXTENSION_METHODS",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "__version__",
@@ -78,7 +81,11 @@ __all__ = [
     "causal_mask",
     "dynamic_ntk_inv_freq",
     "euler_partial_sums",
+    "extended_rope",
     "flash_attn_alibi_bias",
+    "hf_config_fields",
+    "hf_legacy_rope_config",
+    "hf_rope_parameters",
     "integer_encoding",
     "interleaved_to_half_permutation",
     "learned_encoding",

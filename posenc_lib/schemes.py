@@ -14,7 +14,6 @@ from __future__ import annotations
 import torch
 
 from ._validation import (
-
     check_base,
     check_dtype,
     check_int,

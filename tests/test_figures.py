@@ -26,7 +26,7 @@ from posenc_lib.viz.decay import decay_curves
 from posenc_lib.viz.euler import rotation_figure, unit_circle
 from posenc_lib.viz.heatmap import encoding_heatmap, heatmap_static_rows
 from posenc_lib.viz.offset import rope_offset_figure
-from posenc_lib.viz.spectrum import METHODS, format_hf_config, hf_rope_config, wavelength_spectrum
+from posenc_lib.viz.spectrum import METHODS, wavelength_spectrum
 from posenc_lib.viz.spiral import default_pairs, rope_spiral
 
 
@@ -226,7 +226,7 @@ def test_alibi_bias_and_weights_per_head() -> None:
 def test_spectrum_factor_steps_match_the_scaling_functions() -> None:
     fig = wavelength_spectrum(dim=64, train_len=4096, method="yarn", factor=4.0)
     methods = [b.label for b in fig.layout.updatemenus[0].buttons]
-    assert len(methods) == 6
+    assert len(methods) == len(METHODS) == 7
     yarn = 1 + list(METHODS).index("yarn")
     assert fig.data[yarn].visible is True
     for step in _steps(fig):
@@ -237,19 +237,6 @@ def test_spectrum_factor_steps_match_the_scaling_functions() -> None:
         pi = np.asarray(step.args[0]["customdata"][list(METHODS).index("pi")])
         np.testing.assert_allclose(pi, f, rtol=1e-3)  # PI interpolates every pair by s
         assert ys[-1] == [4096 * f] * 2
-
-
-def test_hf_rope_config() -> None:
-    assert hf_rope_config("yarn", 4.0, 4096)["rope_scaling"] == {
-        "rope_type": "yarn",
-        "factor": 4.0,
-        "original_max_position_embeddings": 4096,
-    }
-    assert hf_rope_config("abf", 1.0, 4096) == {"rope_theta": 500000.0, "rope_scaling": None}
-    assert hf_rope_config("pi", 2.0, 4096)["rope_scaling"]["rope_type"] == "linear"
-    ntk = hf_rope_config("ntk", 4.0, 4096, 10000.0, 128)["rope_theta"]
-    assert ntk == pytest.approx(10000 * 4 ** (128 / 126), abs=0.05)
-    assert "rope_theta = 500000.0" in format_hf_config(hf_rope_config("abf", 1.0, 4096))
 
 
 # --- attention, rotation, offset, conventions ---

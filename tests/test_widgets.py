@@ -21,6 +21,10 @@ EXPLORERS = [
     (Wd.offset_explorer, Wd.offset_live),
     (Wd.convention_explorer, Wd.convention_live),
     (Wd.permutation_explorer, Wd.permutation_live),
+    (Wd.spectrum_explorer, Wd.spectrum_live),
+    (Wd.score_curve_explorer, Wd.score_curve_live),
+    (Wd.granularity_explorer, Wd.granularity_live),
+    (Wd.pair_spiral_explorer, Wd.pair_spiral_live),
 ]
 
 
@@ -99,10 +103,21 @@ def test_calculator_prints_the_hugging_face_config() -> None:
     ui.controls["factor"].value = 4.0
     assert '"rope_type": "yarn"' in ui.text.value and '"factor": 4.0' in ui.text.value
     assert '"original_max_position_embeddings": 4096' in ui.text.value
+    assert "rope_parameters" in ui.text.value and "rope_scaling" in ui.text.value  # both forms
     ui.controls["method"].value = "abf"
-    assert "rope_theta = 500000.0" in ui.text.value and "rope_scaling" not in ui.text.value
+    assert '"rope_theta": 500000.0' in ui.text.value and '"rope_scaling": null' in ui.text.value
     ui.controls["method"].value = "pi"
     np.testing.assert_allclose(ui.figure.data[1].customdata, 4.0)
+
+
+def test_calculator_presets_set_the_controls_and_print_their_config() -> None:
+    ui = Wd.calculator_live(preset="DeepSeek-V2-Lite")
+    assert ui.controls["factor"].value == 40.0 and ui.controls["dim"].value == 64
+    assert '"mscale_all_dim": 0.707' in ui.text.value
+    ui.controls["preset"].value = "Phi-3.5-mini-instruct"
+    assert "… 48 values …" in ui.text.value and "Phi-3.5" in ui.figure.layout.title.text
+    ui.controls["factor"].value = 2.0  # moving a control leaves the preset
+    assert ui.controls["preset"].value.startswith("custom")
 
 
 def test_offset_and_rotation_and_conventions_update() -> None:

@@ -9,7 +9,6 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import schemes, sinusoidal
-from .._validation import MAX_ELEMENTS
 from ._checks import _base, _bool, _choice, _even, _fmt, _int, _lists, _np
 from ._style import (
     BASE_GRID,

@@ -21,11 +21,19 @@ from .alibi import (
     alibi_window_explorer,
     alibi_window_live,
 )
-from .calculator import calculator_live, rope_calculator
+from .calculator import calculator_live, rope_calculator, spectrum_explorer, spectrum_live
 from .conventions import convention_explorer, convention_live
 from .decay import decay_explorer, decay_live
 from .euler import euler_explorer, euler_live, rotation_explorer, rotation_live
 from .heatmap import heatmap_explorer, heatmap_live
+from .long_context import (
+    granularity_explorer,
+    granularity_live,
+    pair_spiral_explorer,
+    pair_spiral_live,
+    score_curve_explorer,
+    score_curve_live,
+)
 from .offset import offset_explorer, offset_live
 from .permutation import permutation_explorer, permutation_live
 from .spiral import spiral_explorer, spiral_live
@@ -47,15 +55,23 @@ __all__ = [
     "decay_live",
     "euler_explorer",
     "euler_live",
+    "granularity_explorer",
+    "granularity_live",
     "heatmap_explorer",
     "heatmap_live",
     "offset_explorer",
     "offset_live",
+    "pair_spiral_explorer",
+    "pair_spiral_live",
     "permutation_explorer",
     "permutation_live",
     "rope_calculator",
     "rotation_explorer",
     "rotation_live",
+    "score_curve_explorer",
+    "score_curve_live",
+    "spectrum_explorer",
+    "spectrum_live",
     "spiral_explorer",
     "spiral_live",
 ]

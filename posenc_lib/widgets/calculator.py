@@ -1,4 +1,4 @@
-"""The live RoPE calculator: wavelength spectrum plus the Hugging Face config."""
+"""The RoPE calculator and the wavelength spectrum: live controls, Hugging Face config printed."""
 
 from __future__ import annotations
 
@@ -8,13 +8,15 @@ from typing import Any
 import ipywidgets as W
 
 from ..display import explorer
-from ..viz._checks import _fmt
+from ..hf import format_hf_config, hf_config_fields
+from ..presets import ROPE_PRESETS, RopePreset
+from ..viz._checks import _base, _choice, _even, _fmt, _int, _real
 from ..viz.spectrum import (
     _METHOD_LABEL,
     METHODS,
+    _calculator_state,
     _spectrum_state,
-    format_hf_config,
-    hf_rope_config,
+    calculator_figure,
     wavelength_spectrum,
 )
 from ._live import (
@@ -26,22 +28,35 @@ from ._live import (
     _log_slider,
 )
 
-
-def _config_html(config: dict[str, Any]) -> str:
-    lines = format_hf_config(config).replace("&", "&amp;").replace("<", "&lt;")
-    return f"<b>Hugging Face config.json</b><pre style='margin:4px 0'>{lines}</pre>"
+_ABF_BASE = 500000.0
+_CUSTOM = "custom (the controls below)"
 
 
-def calculator_live(
-    dim: int = 128,
-    base: float = 10000.0,
-    train_len: int = 4096,
-    method: str = "none",
-    factor: float = 1.0,
-) -> LiveExplorer:
-    """The live RoPE calculator: spectrum plus the matching Hugging Face config lines."""
-    fig = wavelength_spectrum(dim, base, train_len, method, factor, sliders=False)
-    controls = {
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def _configs_html(fields5: dict[str, Any], fields4: dict[str, Any]) -> str:
+    return (
+        "<div style='display:flex;gap:2em;flex-wrap:wrap'>"
+        f"<div><b>transformers 5 config.json</b><pre style='margin:4px 0'>"
+        f"{_escape(format_hf_config(fields5, max_list=3))}</pre></div>"
+        f"<div><b>transformers 4 config.json</b><pre style='margin:4px 0'>"
+        f"{_escape(format_hf_config(fields4, max_list=3))}</pre></div></div>"
+    )
+
+
+def _fields(method: str, dim: int, base: float, factor: float, train_len: int,
+            legacy: bool) -> dict[str, Any]:
+    return hf_config_fields(
+        method, dim=dim, base=_ABF_BASE if method == "abf" else base, factor=factor,
+        original_max_position=train_len, legacy=legacy,
+    )
+
+
+def _controls(dim: int, base: float, train_len: int, method: str, factor: float
+              ) -> dict[str, W.ValueWidget]:
+    return {
         "method": W.Dropdown(
             options=[(_METHOD_LABEL[m], m) for m in METHODS],
             value=method,
@@ -54,11 +69,31 @@ def calculator_live(
         "base": _log_slider(base, 2, 7, "base b"),
     }
 
+
+def _check_args(dim: int, base: float, train_len: int, method: str, factor: float) -> None:
+    _even(dim, "dim", 8, 512)
+    _base(base)
+    _int(train_len, "train_len", 16, 2**22)
+    _choice(method, "method", METHODS)
+    _real(factor, "factor", 1.0, 64.0)
+
+
+def spectrum_live(
+    dim: int = 128,
+    base: float = 10000.0,
+    train_len: int = 4096,
+    method: str = "none",
+    factor: float = 1.0,
+) -> LiveExplorer:
+    """The live spectrum: every control recomputes the wavelengths and the config blocks."""
+    _check_args(dim, base, train_len, method, factor)
+    fig = wavelength_spectrum(dim, base, train_len, method, factor, sliders=False)
+
     def update(ui: LiveExplorer) -> None:
         v = ui.values
         dim_ = _even_value(v["dim"])
         state = _spectrum_state(
-            dim_, v["base"], v["train_len"], v["factor"], [v["method"]], 500000.0
+            dim_, v["base"], v["train_len"], v["factor"], [v["method"]], _ABF_BASE
         )
         fig_ = ui.figure
         fig_.data[0].update(state[0], name=f"plain RoPE, b = {_fmt(v['base'])}")
@@ -69,12 +104,91 @@ def calculator_live(
             name=f"training context L_train = {_fmt(v['train_len'])}",
         )
         fig_.data[3].update(state[2])
-        ui.text.value = _config_html(
-            hf_rope_config(v["method"], v["factor"], v["train_len"], v["base"], dim_)
+        args = (v["method"], dim_, v["base"], v["factor"], v["train_len"])
+        ui.text.value = _configs_html(_fields(*args, False), _fields(*args, True))
+
+    ui = LiveExplorer(fig, _controls(dim, base, train_len, method, factor), update)
+    ui.refresh()
+    return ui
+
+
+def spectrum_explorer(
+    dim: int = 128,
+    base: float = 10000.0,
+    train_len: int = 4096,
+    method: str = "yarn",
+    factor: float = 8.0,
+) -> Any:
+    """Which pairs each context-extension method extrapolates, interpolates or blends.
+
+    Static: :func:`posenc_lib.viz.spectrum.wavelength_spectrum` with a method menu and a factor
+    slider. Live: every control recomputes, and the Hugging Face config blocks are printed.
+    """
+    _check_args(dim, base, train_len, method, factor)
+    return explorer(
+        lambda: wavelength_spectrum(dim, base, train_len, method, factor),
+        lambda: spectrum_live(dim, base, train_len, method, factor),
+    )
+
+
+def _custom(dim: int, base: float, train_len: int, method: str, factor: float) -> RopePreset:
+    return RopePreset(
+        _CUSTOM, dim, dim, _ABF_BASE if method == "abf" else base, method, factor, train_len,
+        train_len if method == "dynamic" else round(factor * train_len), "your settings",
+    )
+
+
+def calculator_live(
+    dim: int = 128,
+    base: float = 10000.0,
+    train_len: int = 4096,
+    method: str = "none",
+    factor: float = 1.0,
+    *,
+    preset: str | None = None,
+) -> LiveExplorer:
+    """The live RoPE calculator: a model preset or your own settings, spectrum and config."""
+    _check_args(dim, base, train_len, method, factor)
+    if preset is not None:
+        _choice(preset, "preset", tuple(ROPE_PRESETS))
+    start = ROPE_PRESETS[preset] if preset else _custom(dim, base, train_len, method, factor)
+    fig = calculator_figure(start, sliders=False)
+    controls: dict[str, W.ValueWidget] = {
+        "preset": W.Dropdown(options=[_CUSTOM, *ROPE_PRESETS], value=preset or _CUSTOM,
+                             description="model preset", style=_STYLE),
+        **_controls(dim, base, train_len, method, factor),
+    }
+    last: dict[str, str | None] = {"preset": None}  # the first refresh applies the preset
+
+    def update(ui: LiveExplorer) -> None:
+        c = ui.controls
+        name = c["preset"].value
+        if name != _CUSTOM and name != last["preset"]:
+            p = ROPE_PRESETS[name]
+            if p.method in METHODS:
+                c["method"].value = p.method
+            c["factor"].value = min(p.factor, 64.0)
+            c["train_len"].value = p.train_len
+            c["dim"].value = max(p.rotary_dim, 8)
+            c["base"].value = p.base
+        elif name != _CUSTOM:
+            c["preset"].value = name = _CUSTOM  # a control moved away from the preset
+        last["preset"] = name
+        v = ui.values
+        p = ROPE_PRESETS[name] if name != _CUSTOM else _custom(
+            _even_value(v["dim"]), v["base"], v["train_len"], v["method"], v["factor"]
         )
+        traces, layout = _calculator_state(p)
+        for trace, props in zip(ui.figure.data, traces, strict=True):
+            trace.update({k.replace("marker.", ""): val for k, val in props.items()
+                          if not k.startswith("marker.")})
+            if "marker.color" in props:
+                trace.marker.update(color=props["marker.color"], cmax=props["marker.cmax"])
+        ui.figure.update_layout(layout)
+        ui.text.value = _configs_html(p.hf_fields(), p.hf_fields(legacy=True))
 
     ui = LiveExplorer(fig, controls, update)
-    ui.text.value = _config_html(hf_rope_config(method, factor, train_len, base, dim))
+    ui.refresh()
     return ui
 
 
@@ -84,13 +198,21 @@ def rope_calculator(
     train_len: int = 4096,
     method: str = "none",
     factor: float = 1.0,
+    *,
+    preset: str | None = None,
 ) -> Any:
-    """Which pairs a context-extension method interpolates; prints the HF ``rope_scaling``.
+    """The RoPE calculator: a real model's RoPE (or yours) and the exact Hugging Face config.
 
-    See :func:`posenc_lib.viz.spectrum.wavelength_spectrum`; the static figure names the config of
-    each method in its legend.
+    Static: :func:`posenc_lib.viz.spectrum.calculator_figure` with a menu over every preset of
+    :data:`posenc_lib.presets.ROPE_PRESETS` (plus your settings when no preset is given). Live:
+    a preset menu and dim/base/length/method/factor controls that recompute the spectrum and
+    print the transformers 5 and transformers 4 config blocks.
     """
+    _check_args(dim, base, train_len, method, factor)
+    if preset is not None:
+        _choice(preset, "preset", tuple(ROPE_PRESETS))
+    start = ROPE_PRESETS[preset] if preset else _custom(dim, base, train_len, method, factor)
     return explorer(
-        lambda: wavelength_spectrum(dim, base, train_len, method, factor),
-        lambda: calculator_live(dim, base, train_len, method, factor),
+        lambda: calculator_figure(start),
+        lambda: calculator_live(dim, base, train_len, method, factor, preset=preset),
     )

@@ -1,0 +1,394 @@
+"""What happens to RoPE beyond its training context, measured: chapter 8's quantities.
+
+* :func:`turns_within` — how many full turns each pair makes over ``L`` positions (pairs below one
+  turn never saw all their angles in training);
+* :func:`pair_bands` — per pair, whether a method extrapolates it (``θ' = θ``), interpolates it
+  (``θ' = θ/s``), blends the two, or scales it by more than ``s``;
+* :func:`all_ones_scores` — LLaMA 2 Long's curve: the score ``q·R_Δ k`` with all-ones ``q`` and
+  ``k`` against the distance ``Δ``, optionally with xPos's per-pair decay;
+* :func:`mean_angle_step`, :func:`mean_angle_step_limit`, :func:`consecutive_angle` — the
+  granularity argument of LLaMA 2 Long's appendix (ABF versus PI);
+* :func:`score_curve`, :func:`interpolation_error`, :func:`pi_interpolation_bound`,
+  :func:`pi_extrapolation_bound` — position interpolation's error bound (Chen et al. 2023).
+
+Scores use the complex form of a pair: with ``h_j = q_j·conj(k_j)`` (pairs ``(2j, 2j+1)`` read as
+complex numbers), the RoPE score at offset ``s = m − n`` is ``a(s) = Re Σ_j h_j·e^{i·s·θ_j}``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._validation import (
+    check_base,
+    check_dim,
+    check_factor,
+    check_float_tensor,
+    check_int,
+    check_inv_freq,
+    check_positions,
+    check_positive,
+)
+from .analysis import rope_decay_bound
+
+__all__ = [
+    "BANDS",
+    "all_ones_scores",
+    "consecutive_angle",
+    "interpolation_error",
+    "mean_angle_step",
+    "mean_angle_step_limit",
+    "pair_bands",
+    "pi_extrapolation_bound",
+    "pi_interpolation_bound",
+    "score_curve",
+    "turns_within",
+    "xpos_decay",
+]
+
+BANDS: tuple[str, ...] = ("extrapolated", "interpolated", "blended", "beyond s")
+
+# Distances per chunk: bounds the (chunk, d/2) intermediates to a few MB.
+_CHUNK = 8192
+
+
+def turns_within(inv_freq: torch.Tensor, length: int) -> torch.Tensor:
+    """Full turns each pair makes between offsets 0 and ``length − 1``: ``θ_i·(L − 1)/(2π)``.
+
+    A pair with fewer than one turn never showed the model all its angles in a context of
+    ``length`` positions.
+
+    Parameters
+    ----------
+    inv_freq : torch.Tensor
+        Shape ``(d/2,)``, the spectrum ``θ_i``.
+    length : int
+        Context length ``L`` (>= 1).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(d/2,)``, float64.
+    """
+    theta = check_inv_freq(inv_freq)
+    length = check_int(length, "length", minimum=1, what="a positive integer")
+    return theta * (length - 1) / (2 * math.pi)
+
+
+def pair_bands(
+    inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float, *, rtol: float = 1e-3
+) -> torch.Tensor:
+    """Which band each pair falls in under a method: an index into :data:`BANDS`.
+
+    With the ratio ``r_i = θ_i/θ'_i``: 0 extrapolated (``r ≈ 1``), 1 interpolated (``r ≈ s``),
+    2 blended (``1 < r < s``), 3 beyond ``s`` (``r > s``, e.g. ABF's slow pairs). A ratio below 1
+    (a pair sped up) counts as extrapolated only within ``rtol``; otherwise it is an error.
+
+    Parameters
+    ----------
+    inv_freq, scaled_inv_freq : torch.Tensor
+        Shape ``(d/2,)``: the original and the method's spectrum (positive).
+    factor : float
+        Scale factor ``s`` (>= 1).
+    rtol : float
+        Relative tolerance for "equal" (> 0).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(d/2,)``, int64 in ``0 … 3``.
+    """
+    theta = check_inv_freq(inv_freq, positive=True)
+    scaled = check_inv_freq(scaled_inv_freq, name="scaled_inv_freq", positive=True)
+    if scaled.shape != theta.shape:
+        raise ValueError(
+            f"scaled_inv_freq must have the shape of inv_freq {tuple(theta.shape)}, "
+            f"got {tuple(scaled.shape)}"
+        )
+    factor = check_factor(factor)
+    rtol = check_positive(rtol, "rtol")
+    ratio = theta / scaled
+    if bool((ratio < 1 - rtol).any()):
+        raise ValueError("scaled_inv_freq must not exceed inv_freq (no method speeds a pair up)")
+    bands = torch.full(ratio.shape, 2, dtype=torch.int64)
+    bands[ratio > factor * (1 + rtol)] = 3
+    bands[(ratio - factor).abs() <= rtol * factor] = 1
+    bands[(ratio - 1).abs() <= rtol] = 0  # wins over 1 when s = 1
+    return bands
+
+
+def xpos_decay(dim: int, gamma: float = 0.4) -> torch.Tensor:
+    """xPos's per-pair decay base ``ζ_i = (2i + γ·d)/((1 + γ)·d)`` (Sun et al. 2022).
+
+    The score at distance ``Δ`` is multiplied by ``ζ_i^(Δ/scale_base)`` in pair ``i``: fast
+    pairs (small ``i``) decay most.
+
+    Parameters
+    ----------
+    dim : int
+        Rotary dimension ``d`` (positive, even).
+    gamma : float
+        xPos's ``γ`` (> 0); 0.4 in the authors' code.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(d/2,)``, float64, in ``(0, 1)``.
+    """
+    dim = check_dim(dim)
+    gamma = check_positive(gamma, "gamma")
+    i = torch.arange(dim // 2, dtype=torch.float64)
+    return (2 * i + gamma * dim) / ((1 + gamma) * dim)
+
+
+def all_ones_scores(
+    inv_freq: torch.Tensor,
+    distances: torch.Tensor,
+    *,
+    xpos_scale_base: float | None = None,
+    xpos_gamma: float = 0.4,
+) -> torch.Tensor:
+    """Raw score ``q·R_Δ k`` for all-ones ``q``, ``k`` in ``R^d``: ``Σ_i 2·cos(Δ·θ_i)``.
+
+    LLaMA 2 Long (Xiong et al. 2023, §4.1) plots this against the distance ``Δ`` to show how
+    RoPE, PI and ABF decay. With ``xpos_scale_base`` set, each pair is also damped by xPos's
+    ``ζ_i^(Δ/scale_base)`` (:func:`xpos_decay`).
+
+    Parameters
+    ----------
+    inv_freq : torch.Tensor
+        Shape ``(d/2,)``.
+    distances : torch.Tensor
+        Shape ``(n,)``, offsets ``Δ >= 0``.
+    xpos_scale_base : float, optional
+        xPos's scale base (> 0; 512 in the authors' code). None: plain RoPE.
+    xpos_gamma : float
+        xPos's ``γ``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n,)``, float64; ``d`` at ``Δ = 0``.
+    """
+    theta = check_inv_freq(inv_freq)
+    dist = check_positions(distances, name="distances")
+    if bool((dist < 0).any()):
+        raise ValueError("distances must be >= 0 (the query is at or after the key)")
+    zeta = None
+    if xpos_scale_base is not None:
+        xpos_scale_base = check_positive(xpos_scale_base, "xpos_scale_base")
+        zeta = xpos_decay(2 * theta.numel(), xpos_gamma)
+    out = torch.empty(dist.numel(), dtype=torch.float64)
+    for start in range(0, dist.numel(), _CHUNK):
+        d = dist[start : start + _CHUNK, None]
+        terms = 2 * torch.cos(d * theta)
+        if zeta is not None:
+            terms = terms * zeta ** (d / xpos_scale_base)
+        out[start : start + d.shape[0]] = terms.sum(-1)
+    return out
+
+
+def mean_angle_step(inv_freq: torch.Tensor) -> torch.Tensor:
+    """The mean angle per position over the pairs, ``(2/d)·Σ_i θ_i`` (radians).
+
+    Our reading of LLaMA 2 Long's granularity constant: how far, on average, a pair turns
+    between neighbouring positions. For large ``d`` it tends to :func:`mean_angle_step_limit`:
+    ``≈ 1/ln b`` for RoPE, ``1/(ln b + ln β)`` for ABF (base ``b·β``), ``α/ln b`` for PI.
+
+    Parameters
+    ----------
+    inv_freq : torch.Tensor
+        Shape ``(d/2,)``.
+
+    Returns
+    -------
+    torch.Tensor
+        0-d, float64.
+    """
+    return check_inv_freq(inv_freq).mean()
+
+
+def mean_angle_step_limit(base: float, scale: float = 1.0) -> float:
+    """Large-``d`` limit of :func:`mean_angle_step` for ``θ_i = scale·base^(-2i/d)``.
+
+    ``scale·∫_0^1 b^(−t) dt = scale·(1 − 1/b)/ln b``; the paper's approximations drop the
+    ``1/b``: ``1/ln(bβ)`` for ABF, ``α/ln b`` for PI (``scale = α``).
+
+    Parameters
+    ----------
+    base : float
+        The base (> 1).
+    scale : float
+        Multiplier of every ``θ_i`` (> 0; PI's ``α = 1/s``).
+
+    Returns
+    -------
+    float
+    """
+    base = check_base(base)
+    if base <= 1:
+        raise ValueError(f"base must be a finite number > 1, got {base}")
+    scale = check_positive(scale, "scale")
+    return scale * (1 - 1 / base) / math.log(base)
+
+
+def consecutive_angle(inv_freq: torch.Tensor, x: torch.Tensor | None = None) -> torch.Tensor:
+    """Angle between the embeddings of one vector at neighbouring positions, ``∠(R_{n+1}x, R_n x)``.
+
+    ``cos ∠ = Σ_i w_i cos θ_i`` with ``w_i`` the share of ``‖x‖²`` in pair ``i``; it does not
+    depend on ``n``. Without ``x`` every pair has the same share ``2/d``.
+
+    Parameters
+    ----------
+    inv_freq : torch.Tensor
+        Shape ``(d/2,)``.
+    x : torch.Tensor, optional
+        Shape ``(..., d)``, non-zero, pairs interleaved ``(2i, 2i+1)``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(...)`` (0-d without ``x``), float64, radians in ``[0, π]``.
+    """
+    theta = check_inv_freq(inv_freq)
+    if x is None:
+        weights = torch.full_like(theta, 1 / theta.numel())
+    else:
+        x = check_float_tensor(x, "x").to(torch.float64)
+        if x.shape[-1] != 2 * theta.numel():
+            raise ValueError(
+                f"x.shape[-1] must be 2·len(inv_freq) = {2 * theta.numel()}, got {x.shape[-1]}"
+            )
+        energy = x[..., 0::2] ** 2 + x[..., 1::2] ** 2
+        total = energy.sum(-1, keepdim=True)
+        if bool((total == 0).any()):
+            raise ValueError("x must be non-zero (the angle of a zero vector is undefined)")
+        weights = energy / total
+    return torch.arccos((weights * torch.cos(theta)).sum(-1).clamp(-1.0, 1.0))
+
+
+def _complex_pairs(v: torch.Tensor, name: str) -> torch.Tensor:
+    v = check_float_tensor(v, name).to(torch.float64)
+    if v.shape[-1] % 2:
+        raise ValueError(f"{name}.shape[-1] must be even, got {v.shape[-1]}")
+    return torch.complex(v[..., 0::2], v[..., 1::2])
+
+
+def score_curve(
+    q: torch.Tensor, k: torch.Tensor, inv_freq: torch.Tensor, offsets: torch.Tensor
+) -> torch.Tensor:
+    """RoPE score of ``q`` at position ``n + s`` with ``k`` at ``n``, for each offset ``s``.
+
+    ``a(s) = Re Σ_j h_j e^{i·s·θ_j}`` with ``h_j = q_j·conj(k_j)`` (interleaved pairs); equal to
+    ``apply_rope_interleaved(q, s)·apply_rope_interleaved(k, 0)`` and defined for any real ``s``.
+
+    Parameters
+    ----------
+    q, k : torch.Tensor
+        Shape ``(..., d)`` (broadcastable).
+    inv_freq : torch.Tensor
+        Shape ``(d/2,)``.
+    offsets : torch.Tensor
+        Shape ``(n,)``, real offsets.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(..., n)``, float64.
+    """
+    h = _complex_pairs(q, "q") * _complex_pairs(k, "k").conj()
+    theta = check_inv_freq(inv_freq, h.shape[-1] * 2)
+    s = check_positions(offsets, name="offsets")
+    phase = torch.polar(torch.ones(s.numel(), theta.numel(), dtype=torch.float64),
+                        s[:, None] * theta)
+    return (h[..., None, :] * phase).real.sum(-1)
+
+
+def interpolation_error(
+    q: torch.Tensor, k: torch.Tensor, inv_freq: torch.Tensor, length: int, samples: int = 8
+) -> torch.Tensor:
+    """Largest gap between the score at fractional offsets and the straight line between integers.
+
+    For ``s`` in ``[0, length − 1]`` sampled ``samples`` times per unit: ``max |a(s) − a_lin(s)|``,
+    where ``a_lin`` joins ``a(⌊s⌋)`` and ``a(⌈s⌉)``. This is what position interpolation asks of a
+    model: to read the score between the integer offsets it was trained on.
+
+    Parameters
+    ----------
+    q, k : torch.Tensor
+        Shape ``(..., d)``.
+    inv_freq : torch.Tensor
+        Shape ``(d/2,)``.
+    length : int
+        Training context ``L`` (>= 2).
+    samples : int
+        Points per unit offset (>= 2).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(...)``, float64.
+    """
+    length = check_int(length, "length", minimum=2, what="an integer >= 2")
+    samples = check_int(samples, "samples", minimum=2, what="an integer >= 2")
+    s = torch.arange((length - 1) * samples + 1, dtype=torch.float64) / samples
+    a = score_curve(q, k, inv_freq, s)
+    grid = a[..., ::samples]  # integer offsets 0 … L−1
+    lo = grid[..., :-1].repeat_interleave(samples, -1)
+    hi = grid[..., 1:].repeat_interleave(samples, -1)
+    t = (s[:-1] - s[:-1].floor())
+    line = lo + t * (hi - lo)
+    return (a[..., :-1] - line).abs().amax(-1)
+
+
+def pi_interpolation_bound(inv_freq: torch.Tensor, h_max: float = 1.0) -> float:
+    """Bound on :func:`interpolation_error` at a midpoint: ``max|h|·Σ_j θ_j²/8``.
+
+    A linear interpolant misses a function by at most ``max|a''|·(s−s₁)(s₂−s)/2`` and
+    ``|a''| ≤ max|h|·Σθ_j²``. Chen et al. replace the sum by its integral, ``≈ d/(4 ln b)``,
+    which gives their ``d·max|h|/(32 ln b) = d·max|h|/294.73`` at ``b = 10⁴``.
+
+    Parameters
+    ----------
+    inv_freq : torch.Tensor
+        Shape ``(d/2,)``.
+    h_max : float
+        ``max_j |h_j|`` (> 0).
+
+    Returns
+    -------
+    float
+    """
+    theta = check_inv_freq(inv_freq)
+    h_max = check_positive(h_max, "h_max")
+    return h_max * float((theta**2).sum()) / 8
+
+
+def pi_extrapolation_bound(
+    dim: int, base: float, distances: int, h_max: float = 1.0
+) -> torch.Tensor:
+    """RoFormer's bound on ``|a(s)|``, the one Chen et al. compare with: ``max|h|·Σ_j |S_j(s)|``.
+
+    ``S_j(s) = Σ_{i<j} e^{i·s·θ_i}``; equals ``h_max·(d/2)·rope_decay_bound(s)``.
+
+    Parameters
+    ----------
+    dim : int
+        Rotary dimension ``d``.
+    base : float
+        The base ``b``.
+    distances : int
+        Largest offset (>= 0); offsets ``0 … distances``.
+    h_max : float
+        ``max_j |h_j|`` (> 0).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(distances + 1,)``, float64.
+    """
+    dim = check_dim(dim)
+    h_max = check_positive(h_max, "h_max")
+    return h_max * (dim // 2) * rope_decay_bound(dim, base, distances)

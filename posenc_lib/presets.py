@@ -1,0 +1,146 @@
+"""RoPE settings of real models, each value with its source: the RoPE calculator's presets.
+
+A :class:`RopePreset` holds what a model's ``config.json`` says about RoPE (head and rotary
+dimension, base, extension method and its options, training and configured context) and turns it
+into the Hugging Face config block with :func:`posenc_lib.hf.hf_config_fields`, or into the
+library's spectrum with :func:`posenc_lib.extension.extended_rope`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from .extension import extended_rope
+from .hf import hf_config_fields
+
+__all__ = ["ROPE_PRESETS", "RopePreset"]
+
+
+@dataclass(frozen=True)
+class RopePreset:
+    """One model's RoPE, as its config states it.
+
+    Attributes
+    ----------
+    model : str
+        Model name.
+    head_dim : int
+        Query/key head dimension that carries RoPE (DeepSeek-V2: the rotary part only).
+    rotary_dim : int
+        Rotated features per head ``d`` (``head_dim·partial_rotary_factor``).
+    base : float
+        ``rope_theta``.
+    method : str
+        Extension method (:data:`posenc_lib.extension.EXTENSION_METHODS`).
+    factor : float
+        Scale factor ``s``.
+    train_len : int
+        Training (original) context ``L_train``.
+    context : int
+        ``max_position_embeddings`` of the config.
+    options : dict
+        Method options (YaRN's mscale, LongRoPE's lists, Llama 3.1's frequency factors).
+    source : str
+        Where the values come from.
+    """
+
+    model: str
+    head_dim: int
+    rotary_dim: int
+    base: float
+    method: str
+    factor: float
+    train_len: int
+    context: int
+    source: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def partial_rotary_factor(self) -> float | None:
+        """``rotary_dim/head_dim`` when only part of the head rotates, else None."""
+        return None if self.rotary_dim == self.head_dim else self.rotary_dim / self.head_dim
+
+    def hf_fields(self, *, legacy: bool = False) -> dict[str, Any]:
+        """The ``config.json`` fields (:func:`posenc_lib.hf.hf_config_fields`)."""
+        return hf_config_fields(
+            self.method, dim=self.rotary_dim, base=self.base, factor=self.factor,
+            original_max_position=self.train_len, legacy=legacy,
+            max_position_embeddings=None if self.method == "dynamic" else self.context,
+            partial_rotary_factor=self.partial_rotary_factor, **self.options,
+        )
+
+    def rope(self, seq_len: int | None = None) -> tuple[torch.Tensor, float]:
+        """``(inv_freq, attention_factor)`` (:func:`posenc_lib.extension.extended_rope`)."""
+        return extended_rope(
+            self.method, dim=self.rotary_dim, base=self.base, factor=self.factor,
+            original_max_position=self.train_len, seq_len=seq_len, **self.options,
+        )
+
+
+# microsoft/Phi-3.5-mini-instruct config.json, rope_scaling (48 = 96/2 values each).
+_PHI35_LONG: tuple[float, ...] = (
+    1.0800000429153442, 1.1100000143051147, 1.1399999856948853, 1.340000033378601,
+    1.5899999141693115, 1.600000023841858, 1.6200000047683716, 2.620000123977661,
+    3.2300000190734863, 3.2300000190734863, 4.789999961853027, 7.400000095367432,
+    7.700000286102295, 9.09000015258789, 12.199999809265137, 17.670000076293945,
+    24.46000099182129, 28.57000160217285, 30.420001983642578, 30.840002059936523,
+    32.590003967285156, 32.93000411987305, 42.320003509521484, 44.96000289916992,
+    50.340003967285156, 50.45000457763672, 57.55000305175781, 57.93000411987305,
+    58.21000289916992, 60.1400032043457, 62.61000442504883, 62.62000274658203,
+    62.71000289916992, 63.1400032043457, 63.1400032043457, 63.77000427246094,
+    63.93000411987305, 63.96000289916992, 63.970001220703125, 64.02999877929688,
+    64.06999969482422, 64.08000183105469, 64.12000274658203, 64.41000366210938,
+    64.4800033569336, 64.51000213623047, 64.52999877929688, 64.83999633789062,
+)
+_PHI35_SHORT: tuple[float, ...] = (
+    1.0, 1.0199999809265137, 1.0299999713897705, 1.0299999713897705,
+    1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0499999523162842,
+    1.0499999523162842, 1.0699999332427979, 1.0999999046325684, 1.1099998950958252,
+    1.1599998474121094, 1.1599998474121094, 1.1699998378753662, 1.2899998426437378,
+    1.339999794960022, 1.679999828338623, 1.7899998426437378, 1.8199998140335083,
+    1.8499997854232788, 1.8799997568130493, 1.9099997282028198, 1.9399996995925903,
+    1.9899996519088745, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346,
+    2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0299997329711914,
+    2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914,
+    2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914,
+    2.0799996852874756, 2.0899996757507324, 2.189999580383301, 2.2199995517730713,
+    2.5899994373321533, 2.729999542236328, 2.749999523162842, 2.8399994373321533,
+)
+
+#: Real models by name (the RoPE calculator's menu); sources in each ``source``.
+ROPE_PRESETS: dict[str, RopePreset] = {
+    p.model: p
+    for p in (
+        RopePreset("Llama 2 7B", 128, 128, 10000.0, "none", 1.0, 4096, 4096,
+                   "meta-llama/Llama-2-7b-hf config.json; Touvron et al. 2023"),
+        RopePreset("Code Llama 7B", 128, 128, 1e6, "abf", 4.0, 4096, 16384,
+                   "codellama/CodeLlama-7b-hf config.json (rope_theta 1e6, 16 384 positions); "
+                   "Rozière et al. 2023: fine-tuned at 16 384 from Llama 2's 4 096"),
+        RopePreset("LLaMA 2 Long 7B", 128, 128, 500000.0, "abf", 8.0, 4096, 32768,
+                   "Xiong et al. 2023 (§4.1: base 500 000, continual pretraining at 32 768); "
+                   "no public checkpoint"),
+        RopePreset("Llama 3 8B", 128, 128, 500000.0, "none", 1.0, 8192, 8192,
+                   "meta-llama/Meta-Llama-3-8B config.json"),
+        RopePreset("Llama 3.1 8B", 128, 128, 500000.0, "llama3", 8.0, 8192, 131072,
+                   "meta-llama/Llama-3.1-8B config.json (rope_scaling llama3)",
+                   {"low_freq_factor": 1.0, "high_freq_factor": 4.0}),
+        RopePreset("Mistral 7B v0.1", 128, 128, 10000.0, "none", 1.0, 32768, 32768,
+                   "mistralai/Mistral-7B-v0.1 config.json (sliding window 4 096)"),
+        RopePreset("Qwen2.5-7B-Instruct + YaRN", 128, 128, 1e6, "yarn", 4.0, 32768, 32768,
+                   "Qwen/Qwen2.5-7B-Instruct config.json (rope_theta 1e6, 32 768) and its "
+                   "README's opt-in rope_scaling (yarn, factor 4)"),
+        RopePreset("GPT-NeoX-20B", 96, 24, 10000.0, "none", 1.0, 2048, 2048,
+                   "EleutherAI/gpt-neox-20b config.json (rotary_pct 0.25, 6144/64 = 96)"),
+        RopePreset("DeepSeek-V2-Lite", 64, 64, 10000.0, "yarn", 40.0, 4096, 163840,
+                   "deepseek-ai/DeepSeek-V2-Lite config.json (qk_rope_head_dim 64, "
+                   "163 840 positions)",
+                   {"beta_fast": 32.0, "beta_slow": 1.0, "mscale": 0.707,
+                    "mscale_all_dim": 0.707}),
+        RopePreset("Phi-3.5-mini-instruct", 96, 96, 10000.0, "longrope", 32.0, 4096, 131072,
+                   "microsoft/Phi-3.5-mini-instruct config.json (longrope, 131 072 positions)",
+                   {"short_factor": list(_PHI35_SHORT), "long_factor": list(_PHI35_LONG)}),
+    )
+}

@@ -1,0 +1,309 @@
+"""Chapter 8's figures: LLaMA 2 Long's all-ones score curve, ABF-versus-PI granularity, spirals.
+
+Every number comes from :mod:`posenc_lib.long_context` and :mod:`posenc_lib.rope`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from .. import long_context, rope
+from ._checks import _base, _bool, _even, _fmt, _int, _lists, _np, _real
+from ._style import COLORWAY, MUTED, _slider, _style, _with
+
+__all__ = [
+    "ABF_BASE_GRID",
+    "GRANULARITY_DIMS",
+    "all_ones_figure",
+    "granularity_figure",
+    "pair_spiral_figure",
+]
+
+ABF_BASE_GRID: tuple[float, ...] = (1e4, 5e4, 1e5, 5e5, 1e6, 5e6)
+GRANULARITY_DIMS: tuple[int, ...] = (32, 64, 128, 512, 4096)
+
+
+@lru_cache(maxsize=64)
+def _score_curve(kind: str, dim: int, base: float, factor: float, max_distance: int,
+                 xpos_scale_base: float, points: int) -> tuple[np.ndarray, np.ndarray]:
+    # Cached per curve: a live slider over ABF's base leaves RoPE's and PI's curves untouched.
+    step = max(1, max_distance // points)
+    dist = torch.arange(0, max_distance + 1, step, dtype=torch.float64)
+    theta = rope.rope_inv_freq(dim, base) / (factor if kind == "pi" else 1.0)
+    xpos = xpos_scale_base if kind == "xpos" else None
+    return _np(dist), _np(long_context.all_ones_scores(theta, dist, xpos_scale_base=xpos))
+
+
+def _score_state(
+    dim: int, base: float, abf_base: float, factor: float, max_distance: int,
+    xpos_scale_base: float, points: int = 2048,
+) -> list[dict[str, Any]]:
+    specs = [
+        ("rope", base, 1.0, f"RoPE (b = {_fmt(base)})"),
+        ("pi", base, factor, f"RoPE PI (s = {_fmt(factor)})"),
+        ("abf", abf_base, 1.0, f"RoPE ABF (b = {_fmt(abf_base)})"),
+        ("xpos", abf_base, 1.0,
+         f"xPos ABF (b = {_fmt(abf_base)}, scale base {_fmt(xpos_scale_base)})"),
+    ]
+    out = []
+    for kind, b, f, name in specs:
+        x, y = _score_curve(kind, dim, b, f, max_distance, xpos_scale_base, points)
+        out.append({"x": x, "y": y, "name": name})
+    return out
+
+
+def all_ones_figure(
+    dim: int = 128,
+    base: float = 10000.0,
+    abf_base: float = 500000.0,
+    factor: float = 8.0,
+    max_distance: int = 32768,
+    *,
+    xpos_scale_base: float = 512.0,
+    sliders: bool = True,
+) -> go.Figure:
+    """LLaMA 2 Long's curve: the raw score ``q·R_Δ k`` for all-ones ``q``, ``k`` against ``Δ``.
+
+    Parameters
+    ----------
+    dim : int
+        Head dimension ``d`` (even, 4 … 512).
+    base : float
+        RoPE's base (for RoPE and RoPE PI).
+    abf_base : float
+        ABF's adjusted base (500 000 in LLaMA 2 Long).
+    factor : float
+        PI's scale factor (1 … 64).
+    max_distance : int
+        Largest distance ``Δ`` (16 … 131 072); 2 049 points are drawn.
+    xpos_scale_base : float
+        xPos's scale base (512 in the authors' code; LLaMA 2 Long does not state its value).
+    sliders : bool
+        Add a slider over ABF's base (:data:`ABF_BASE_GRID`).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    dim = _even(dim, "dim", 4, 512)
+    base = _base(base)
+    abf_base = _base(abf_base, "abf_base")
+    factor = _real(factor, "factor", 1.0, 64.0)
+    max_distance = _int(max_distance, "max_distance", 16, 131072)
+    xpos_scale_base = _real(xpos_scale_base, "xpos_scale_base", 1.0)
+    sliders = _bool(sliders, "sliders")
+    state = _score_state(dim, base, abf_base, factor, max_distance, xpos_scale_base)
+    fig = go.Figure()
+    for props, color, dash in zip(state, COLORWAY, ("solid", "solid", "solid", "dot"),
+                                  strict=False):
+        fig.add_trace(go.Scatter(
+            **props, mode="lines", line={"color": color, "width": 1.4, "dash": dash},
+            hovertemplate="Δ = %{x}<br>score = %{y:.2f}<extra>%{fullData.name}</extra>",
+        ))
+    fig.update_layout(
+        xaxis={"title": {"text": "relative distance Δ (positions)"}},
+        yaxis={"title": {"text": "raw score q·R_Δ k, q = k = all ones"}},
+        legend={"orientation": "h", "x": 0.0, "y": 1.0, "yanchor": "bottom"},
+        margin={"t": 110},
+    )
+    title = f"Attention score with all-ones q and k (d = {dim})"
+    if not sliders:
+        return _style(fig, title, height=500)
+    grid = _with(ABF_BASE_GRID, abf_base)
+    steps = []
+    for b in grid:
+        st = _score_state(dim, base, b, factor, max_distance, xpos_scale_base)
+        steps.append({
+            "method": "restyle",
+            "label": _fmt(b),
+            "args": [{"y": [_lists(s["y"], 2) for s in st[2:]],
+                      "name": [s["name"] for s in st[2:]]}, [2, 3]],
+        })
+    fig.update_layout(
+        sliders=[_slider(steps, grid.index(abf_base), "ABF base b = ", y=-0.14)],
+        margin={"b": 140, "t": 110},
+    )
+    return _style(fig, title, height=560)
+
+
+def _granularity_state(dim: int, base: float) -> list[dict[str, Any]]:
+    betas = np.geomspace(1.0, 1000.0, 61)
+    alphas = np.linspace(1 / 64, 1.0, 64)
+    theta = rope.rope_inv_freq(dim, base)
+    abf_step = [float(long_context.mean_angle_step(rope.rope_inv_freq(dim, base * b)))
+                for b in betas]
+    abf_angle = [float(long_context.consecutive_angle(rope.rope_inv_freq(dim, base * b)))
+                 for b in betas]
+    pi_step = [float(long_context.mean_angle_step(theta * a)) for a in alphas]
+    pi_angle = [float(long_context.consecutive_angle(theta * a)) for a in alphas]
+    abf_paper = [1 / (np.log(base) + np.log(b)) for b in betas]
+    pi_paper = [a / np.log(base) for a in alphas]
+    return [
+        {"x": betas, "y": abf_step, "name": f"mean angle step (2/d)·Σθ_i, d = {dim}"},
+        {"x": betas, "y": abf_paper, "name": "paper: 1/(ln b + ln β)"},
+        {"x": betas, "y": abf_angle, "name": "angle between neighbours ∠(R_{n+1}x, R_n x)"},
+        {"x": alphas, "y": pi_step, "name": f"mean angle step, d = {dim}"},
+        {"x": alphas, "y": pi_paper, "name": "paper: α/ln b"},
+        {"x": alphas, "y": pi_angle, "name": "angle between neighbours"},
+    ]
+
+
+def granularity_figure(
+    dim: int = 128, base: float = 10000.0, *, sliders: bool = True
+) -> go.Figure:
+    """ABF against PI: how far apart neighbouring positions are, as the knob turns.
+
+    Left: ABF's base ``b·β`` against ``β`` (log axis) — a logarithmic dependence. Right: PI's
+    positions ``× α`` against ``α`` — a linear one. Markers: measured mean angle step and the
+    exact angle between neighbouring embeddings (equal weight per pair); dashed: the paper's
+    large-``d`` approximations.
+
+    Parameters
+    ----------
+    dim : int
+        Rotary dimension (even, 4 … 4096).
+    base : float
+        The base ``b`` (> 1).
+    sliders : bool
+        Add a slider over ``d`` (:data:`GRANULARITY_DIMS`).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    dim = _even(dim, "dim", 4, 4096)
+    base = _base(base)
+    sliders = _bool(sliders, "sliders")
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+        "ABF: base b·β", "PI: positions × α"))
+    state = _granularity_state(dim, base)
+    styles = [
+        {"mode": "markers", "marker": {"color": COLORWAY[0], "size": 5}},
+        {"mode": "lines", "line": {"color": MUTED, "dash": "dash"}},
+        {"mode": "markers", "marker": {"color": COLORWAY[1], "size": 5, "symbol": "diamond"}},
+    ]
+    for k, props in enumerate(state):
+        col = 1 + k // 3
+        fig.add_trace(go.Scatter(**props, **styles[k % 3], legendgroup=str(k % 3),
+                                 showlegend=col == 1,
+                                 hovertemplate="%{x:.3g} → %{y:.4f} rad<extra></extra>"),
+                      row=1, col=col)
+    fig.update_xaxes(type="log", title_text="β (base multiplier)", row=1, col=1)
+    fig.update_xaxes(title_text="α = 1/s (position multiplier)", row=1, col=2)
+    fig.update_yaxes(title_text="angle per position (rad)", rangemode="tozero")
+    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.22, "yanchor": "top"},
+                      margin={"b": 120})
+    title = f"Granularity: ABF depends on ln β, PI on α (b = {_fmt(base)})"
+    if not sliders:
+        return _style(fig, title, height=480)
+    grid = sorted(set(GRANULARITY_DIMS) | {dim})
+    steps = []
+    for d in grid:
+        st = _granularity_state(d, base)
+        steps.append({"method": "restyle", "label": str(d), "args": [
+            {"y": [_lists(s["y"], 5) for s in st], "name": [s["name"] for s in st]},
+            list(range(6))]})
+    fig.update_layout(sliders=[_slider(steps, grid.index(dim), "dimension d = ", y=-0.36)],
+                      margin={"b": 190})
+    return _style(fig, title, height=560)
+
+
+def _spiral_state(
+    pair: int, dim: int, base: float, factor: float, abf_base: float, length: int
+) -> list[dict[str, Any]]:
+    step = max(1, length // 256)
+    positions = torch.arange(0, length + 1, step, dtype=torch.float64)
+    spectra = {
+        "RoPE": rope.rope_inv_freq(dim, base),
+        "PI": rope.rope_inv_freq(dim, base) / factor,
+        "ABF": rope.rope_inv_freq(dim, abf_base),
+    }
+    out = []
+    for name, theta in spectra.items():
+        angle = rope.rope_angles(positions, theta)[:, pair]
+        out.append({
+            "x": _np(positions * torch.cos(angle)),
+            "y": _np(positions * torch.sin(angle)),
+            "customdata": np.stack((_np(positions), _np(angle % (2 * np.pi))), 1),
+            "name": f"{name}: θ_{pair} = {float(theta[pair]):.3g} rad/position",
+        })
+    return out
+
+
+def pair_spiral_figure(
+    pair: int = 40,
+    dim: int = 128,
+    base: float = 10000.0,
+    factor: float = 8.0,
+    abf_base: float = 500000.0,
+    length: int = 4096,
+    *,
+    sliders: bool = True,
+) -> go.Figure:
+    """One pair's angle ``m·θ_i`` drawn as a spiral (radius = position) for RoPE, PI and ABF.
+
+    Parameters
+    ----------
+    pair : int
+        Pair index ``i`` (0 … d/2 − 1).
+    dim, base : int, float
+        RoPE's dimension and base.
+    factor : float
+        PI's scale factor.
+    abf_base : float
+        ABF's base.
+    length : int
+        Last position drawn (16 … 131 072); about 256 points per spiral.
+    sliders : bool
+        Add a slider over the pair index.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    dim = _even(dim, "dim", 4, 512)
+    pair = _int(pair, "pair", 0, dim // 2 - 1)
+    base = _base(base)
+    factor = _real(factor, "factor", 1.0, 64.0)
+    abf_base = _base(abf_base, "abf_base")
+    length = _int(length, "length", 16, 131072)
+    sliders = _bool(sliders, "sliders")
+    fig = make_subplots(rows=1, cols=3, subplot_titles=("RoPE", "RoPE PI", "RoPE ABF"),
+                        horizontal_spacing=0.05)
+    for k, props in enumerate(_spiral_state(pair, dim, base, factor, abf_base, length)):
+        fig.add_trace(go.Scatter(
+            **props, mode="lines+markers", line={"color": COLORWAY[k], "width": 0.8},
+            marker={"size": 3, "color": COLORWAY[k]},
+            hovertemplate="position m = %{customdata[0]}<br>m·θ_i mod 2π = %{customdata[1]:.3f}"
+                          "<extra></extra>",
+        ), row=1, col=k + 1)
+    fig.update_xaxes(title_text="m·cos(m·θ_i)", zeroline=True)
+    fig.update_yaxes(scaleanchor="x", title_text="m·sin(m·θ_i)", row=1, col=1)
+    fig.update_yaxes(scaleanchor="x2", row=1, col=2)
+    fig.update_yaxes(scaleanchor="x3", row=1, col=3)
+    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.2, "yanchor": "top"},
+                      margin={"b": 110})
+    title = (f"Pair i = {pair} over positions 0 … {_fmt(length)}: angle m·θ_i, radius m "
+             f"(d = {dim})")
+    if not sliders:
+        return _style(fig, title, height=460)
+    grid = sorted({0, 8, 16, 24, 32, 40, 48, 56, dim // 2 - 1, pair} & set(range(dim // 2)))
+    steps = []
+    for p in grid:
+        st = _spiral_state(p, dim, base, factor, abf_base, length)
+        steps.append({"method": "update", "label": str(p), "args": [
+            {"x": [_lists(s["x"], 0) for s in st], "y": [_lists(s["y"], 0) for s in st],
+             "customdata": [_lists(s["customdata"], 2) for s in st],
+             "name": [s["name"] for s in st]},
+            {"title.text": f"Pair i = {p} over positions 0 … {_fmt(length)}: angle m·θ_i, "
+                           f"radius m (d = {dim})"},
+            [0, 1, 2]]})
+    fig.update_layout(sliders=[_slider(steps, grid.index(pair), "pair i = ", y=-0.3)],
+                      margin={"b": 170})
+    return _style(fig, title, height=540)

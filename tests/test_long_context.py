@@ -1,0 +1,124 @@
+"""Chapter 8's measurements: turns, bands, all-ones scores, granularity, PI's error bound."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc_lib import apply_rope_interleaved, llama3_inv_freq, pi_inv_freq, rope_inv_freq
+from posenc_lib.extension import (
+    extended_rope,
+    longrope_attention_factor,
+    yarn_attention_factor,
+    yarn_paper_inv_freq,
+)
+from posenc_lib.long_context import (
+    all_ones_scores,
+    consecutive_angle,
+    interpolation_error,
+    mean_angle_step,
+    mean_angle_step_limit,
+    pair_bands,
+    pi_extrapolation_bound,
+    pi_interpolation_bound,
+    score_curve,
+    turns_within,
+    xpos_decay,
+)
+
+
+def test_turns_and_the_slow_pairs() -> None:
+    turns = turns_within(rope_inv_freq(128), 4096)
+    assert (turns < 1).nonzero().flatten().tolist() == list(range(46, 64))
+    assert turns[0] == pytest.approx(4095 / (2 * math.pi))
+
+
+def test_bands() -> None:
+    theta = rope_inv_freq(128, 5e5)
+    bands = pair_bands(theta, llama3_inv_freq(128, 5e5, 8.0, 8192), 8.0)
+    assert bands.bincount(minlength=4).tolist() == [29, 29, 6, 0]
+    assert pair_bands(theta, pi_inv_freq(128, 5e5, 4.0), 4.0).unique().tolist() == [1]
+    assert pair_bands(theta, theta, 1.0).unique().tolist() == [0]
+    with pytest.raises(ValueError, match="scaled_inv_freq"):
+        pair_bands(theta, theta * 2, 2.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 32).map(lambda h: 2 * h), st.floats(10.0, 1e6), st.integers(0, 5000))
+def test_all_ones_score_is_the_rope_score_of_ones(dim: int, base: float, delta: int) -> None:
+    theta = rope_inv_freq(dim, base)
+    ones = torch.ones(1, dim, dtype=torch.float64)
+    rotated = apply_rope_interleaved(ones, torch.tensor([float(delta)]), base=base)
+    expected = (rotated @ ones.T).item()
+    got = all_ones_scores(theta, torch.tensor([float(delta)])).item()
+    assert got == pytest.approx(expected, abs=1e-9 * dim)
+
+
+def test_xpos_damps_every_pair() -> None:
+    zeta = xpos_decay(128)
+    assert zeta[0] == pytest.approx(0.4 / 1.4) and bool((zeta < 1).all())
+    theta = rope_inv_freq(128, 5e5)
+    d = torch.tensor([0.0, 4096.0])
+    plain, damped = all_ones_scores(theta, d), all_ones_scores(theta, d, xpos_scale_base=512.0)
+    assert damped[0] == plain[0] == 128 and abs(damped[1]) < abs(plain[1])
+    with pytest.raises(ValueError, match="distances"):
+        all_ones_scores(theta, torch.tensor([-1.0]))
+
+
+def test_granularity_limits_and_dependences() -> None:
+    b = 1e4
+    assert mean_angle_step(rope_inv_freq(8192, b * 50)).item() == pytest.approx(
+        mean_angle_step_limit(b * 50), rel=2e-3)
+    assert mean_angle_step_limit(b, 0.25) == pytest.approx(0.25 * (1 - 1e-4) / math.log(b))
+    abf, pi = rope_inv_freq(128, 5e5), rope_inv_freq(128) / 4
+    assert consecutive_angle(abf) > 3 * consecutive_angle(pi)
+    x = torch.zeros(1, 8, dtype=torch.float64)
+    x[0, 0] = 1.0  # all energy in pair 0: the angle is θ_0 = 1 rad
+    assert consecutive_angle(rope_inv_freq(8), x).item() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="non-zero"):
+        consecutive_angle(rope_inv_freq(8), torch.zeros(8))
+
+
+def test_score_curve_matches_rotation_and_interpolation_bound_holds() -> None:
+    g = torch.Generator().manual_seed(1)
+    q, k = torch.randn(2, 4, 64, generator=g, dtype=torch.float64)
+    theta = rope_inv_freq(64)
+    s = torch.tensor([7.0])
+    expected = (apply_rope_interleaved(q[:, None, :], s)[:, 0] * k).sum(-1)
+    torch.testing.assert_close(score_curve(q, k, theta, s)[..., 0], expected)
+    err = interpolation_error(q, k, theta, 256)
+    h = (torch.complex(q[..., 0::2], q[..., 1::2])
+         * torch.complex(k[..., 0::2], k[..., 1::2]).conj()).abs().amax(-1)
+    for e, hm in zip(err, h, strict=True):
+        assert 0 < e <= pi_interpolation_bound(theta, float(hm))
+    assert pi_extrapolation_bound(64, 1e4, 10)[0] == pytest.approx(32 * 16.5)
+
+
+def test_yarn_paper_form_and_attention_factors() -> None:
+    theta = rope_inv_freq(128)
+    paper = yarn_paper_inv_freq(128, 1e4, 8.0, 4096)
+    r = 4096 * theta / (2 * math.pi)
+    assert torch.equal(paper[r >= 32], theta[r >= 32])
+    torch.testing.assert_close(paper[r <= 1], theta[r <= 1] / 8)
+    assert yarn_attention_factor(1.0) == 1.0
+    assert yarn_attention_factor(40.0, 1.0, 0.707) == pytest.approx(
+        (0.1 * math.log(40) + 1) / (0.0707 * math.log(40) + 1))
+    assert longrope_attention_factor(32.0, 4096) == pytest.approx(math.sqrt(1 + 5 / 12))
+    with pytest.raises(ValueError, match="mscale"):
+        yarn_attention_factor(2.0, mscale=1.0)
+
+
+def test_extended_rope_errors() -> None:
+    with pytest.raises(ValueError, match="original_max_position"):
+        extended_rope("dynamic", dim=64, factor=2.0)
+    with pytest.raises(TypeError, match="short_factor"):
+        extended_rope("yarn", dim=64, original_max_position=16, short_factor=[1.0])
+    with pytest.raises(ValueError, match="long_factor"):
+        extended_rope("longrope", dim=8, original_max_position=16, short_factor=[1.0] * 4,
+                      long_factor=[1.0] * 3)
+    with pytest.raises(ValueError, match="seq_len"):
+        extended_rope("dynamic", dim=64, original_max_position=16, seq_len=-1)
