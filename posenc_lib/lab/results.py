@@ -25,6 +25,7 @@ __all__ = [
     "load_artifacts",
     "load_nope_model",
     "load_results",
+    "reference_loss",
     "summarise",
 ]
 
@@ -112,3 +113,17 @@ def load_nope_model(artifacts: dict[str, np.ndarray], settings: LabSettings | No
     model.load_state_dict(state)
     model.eval()
     return model
+
+
+def reference_loss(settings: LabSettings | None = None) -> dict[int, float]:
+    """The Markov chain's own cross-entropy (nats) on the scored positions of each evaluation
+    batch: the floor no model can beat on average, ``{length: loss}``."""
+    from .train import eval_batch, task_for
+
+    settings = LabSettings() if settings is None else settings
+    task = task_for(settings, "markov")
+    out = {}
+    for length in settings.eval_lengths:
+        inputs, targets, scored = eval_batch(settings, task, length)
+        out[length] = float(task.true_loss(inputs, targets)[:, scored].mean())
+    return out
