@@ -349,3 +349,42 @@ def test_committed_nope_model_loads() -> None:
     assert model.config.scheme == "none"
     out = model(torch.zeros(1, 5, dtype=torch.long))
     assert out.logits.shape == (1, 5, LabSettings().markov_vocab)
+
+
+# --- the figures ------------------------------------------------------------------------------
+
+
+def _json(fig) -> str:
+    text = fig.to_json()
+    assert "NaN" not in text and "Infinity" not in text
+    return text
+
+
+def test_lab_figures_from_the_committed_results() -> None:
+    from posenc_lib.viz.lab import (
+        lab_attention_maps,
+        lab_curves,
+        learned_table_figure,
+        nope_counter_figure,
+        rope_methods_curves,
+    )
+
+    results, artifacts = load_results(), load_artifacts()
+    settings = LabSettings()
+    curves = lab_curves(results)
+    _json(curves)
+    # two traces (band, mean) per scheme and task; the dropdown shows one task at a time
+    assert len(curves.data) == 2 * len(settings.schemes) * len(settings.tasks)
+    assert len(curves.layout.updatemenus[0].buttons) == len(settings.tasks)
+    _json(rope_methods_curves(results))
+    maps = lab_attention_maps(artifacts, "copy", train_length=settings.train_length)
+    assert len(maps.layout.sliders[0].steps) == 2 * len(settings.schemes)
+    assert len(_json(maps)) < 900_000
+    _json(learned_table_figure(learned_table(artifacts, "markov"), settings.train_length))
+    _json(nope_counter_figure())
+    with pytest.raises(TypeError, match="results"):
+        lab_curves({"runs": []})
+    with pytest.raises(ValueError, match="task"):
+        lab_attention_maps(artifacts, "sort")
+    with pytest.raises(ValueError, match="train_length"):
+        learned_table_figure(np.zeros((8, 4), dtype=np.float32), 8)
