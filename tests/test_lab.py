@@ -388,3 +388,16 @@ def test_lab_figures_from_the_committed_results() -> None:
         lab_attention_maps(artifacts, "sort")
     with pytest.raises(ValueError, match="train_length"):
         learned_table_figure(np.zeros((8, 4), dtype=np.float32), 8)
+
+
+def test_copy_partner_weight_reads_the_diagonal() -> None:
+    from posenc_lib.lab.results import copy_partner_weight
+
+    n = 8
+    grid = np.zeros((n, n), dtype=np.float32)
+    grid[np.arange(4, 8), np.arange(0, 4)] = 1.0  # every second-half query on its partner
+    artifacts = {"attn/copy/rope/1x/layer1": grid, "attn/copy/rope/4x/layer1": grid / 2}
+    assert copy_partner_weight(artifacts, "rope", 1) == 1.0
+    assert copy_partner_weight(artifacts, "rope", 4) == 1.0
+    with pytest.raises(KeyError, match="no attention map"):
+        copy_partner_weight(artifacts, "alibi", 1)

@@ -21,6 +21,7 @@ from .train import LabSettings, build_model
 __all__ = [
     "DATA_DIR",
     "check_current",
+    "copy_partner_weight",
     "learned_table",
     "load_artifacts",
     "load_nope_model",
@@ -127,3 +128,21 @@ def reference_loss(settings: LabSettings | None = None) -> dict[int, float]:
         inputs, targets, scored = eval_batch(settings, task, length)
         out[length] = float(task.true_loss(inputs, targets)[:, scored].mean())
     return out
+
+
+def copy_partner_weight(artifacts: dict[str, np.ndarray], scheme: str, multiple: int,
+                        layer: int = 1) -> float:
+    """Mean attention weight (over heads and second-half queries) on the token to copy.
+
+    In the saved copy-task maps, the query at position ``p >= m`` must read the key at
+    ``p − m``. For the 2×2-pooled maps (4× and beyond) the cell holding that key also holds one
+    neighbouring key, so the value is then an upper bound (the partner plus one neighbour).
+    """
+    key = f"attn/copy/{scheme}/{multiple}x/layer{layer}"
+    if key not in artifacts:
+        raise KeyError(f"no attention map {key!r} in the artifacts")
+    grid = artifacts[key]
+    n = grid.shape[0]
+    rows = np.arange(n // 2, n)
+    pooled = 2.0 if multiple >= 4 else 1.0
+    return float(pooled * grid[rows, rows - n // 2].mean())
