@@ -380,14 +380,17 @@ def test_lab_figures_from_the_committed_results() -> None:
     maps = lab_attention_maps(artifacts, "copy", train_length=settings.train_length)
     assert len(maps.layout.sliders[0].steps) == 2 * len(settings.schemes)
     assert len(_json(maps)) < 900_000
-    _json(learned_table_figure(learned_table(artifacts, "markov"), settings.train_length))
+    table = learned_table(artifacts, "markov")
+    _json(learned_table_figure(table, table.copy(), settings.train_length))
     _json(nope_counter_figure())
     with pytest.raises(TypeError, match="results"):
         lab_curves({"runs": []})
     with pytest.raises(ValueError, match="task"):
         lab_attention_maps(artifacts, "sort")
     with pytest.raises(ValueError, match="train_length"):
-        learned_table_figure(np.zeros((8, 4), dtype=np.float32), 8)
+        learned_table_figure(np.zeros((8, 4), dtype=np.float32), np.zeros((8, 4)), 8)
+    with pytest.raises(ValueError, match="shape"):
+        learned_table_figure(np.zeros((8, 4), dtype=np.float32), np.zeros((8, 5)), 4)
 
 
 def test_copy_partner_weight_reads_the_diagonal() -> None:

@@ -6,8 +6,8 @@
   and the RoPE-ABF model, per task;
 * :func:`lab_attention_maps`: head-averaged attention of each layer of the seed-0 models, with
   a slider over encoding × length (1× and 4× the training length);
-* :func:`learned_table_figure`: the learned absolute table — cosine similarity of its rows,
-  and of each row with the next one, which shows where training stopped.
+* :func:`learned_table_figure`: the learned absolute table — cosine similarity of its rows, and
+  how far training moved each row from its initialisation, which shows where training stopped;
 * :func:`nope_counter_figure`: the hand-built NoPE layer's ``1/t`` and the positions it
   recovers, with and without the causal mask.
 
@@ -234,48 +234,59 @@ def _cosine(table: np.ndarray) -> np.ndarray:
     return unit @ unit.T
 
 
-def learned_table_figure(table: np.ndarray, train_length: int, *, shown: int | None = None
-                         ) -> go.Figure:
-    """The learned absolute table after training: row similarities and neighbour similarity.
+def learned_table_figure(table: np.ndarray, initial: np.ndarray, train_length: int, *,
+                         shown: int | None = None) -> go.Figure:
+    """The learned absolute table after training: row similarities, and how far each row moved.
 
     Parameters
     ----------
     table : numpy.ndarray
         ``(max_len, d_model)`` trained table.
+    initial : numpy.ndarray
+        The same table at initialisation (same shape).
     train_length : int
         ``L``: rows ``>= L`` were never used in training.
     shown : int, optional
         Rows in the similarity matrix (default ``min(max_len, 4L)``).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Left: cosine similarity of rows ``0 … shown−1``. Right: ``‖row_p − initial_p‖`` against
+        ``p``, zero for every row training never reached.
     """
-    if not isinstance(table, np.ndarray) or table.ndim != 2:
-        raise TypeError("table must be a 2-D numpy array (max_len, d_model)")
+    for name, value in (("table", table), ("initial", initial)):
+        if not isinstance(value, np.ndarray) or value.ndim != 2:
+            raise TypeError(f"{name} must be a 2-D numpy array (max_len, d_model)")
+    if initial.shape != table.shape:
+        raise ValueError(f"initial must have the table's shape {table.shape}, got {initial.shape}")
     max_len = table.shape[0]
     train_length = _int(train_length, "train_length", 1, max_len - 1)
     shown = min(max_len, 4 * train_length) if shown is None else _int(shown, "shown", 2, max_len)
     sim = _cosine(table.astype(np.float64))
-    neighbour = np.einsum("ij,ij->i", *(x / np.linalg.norm(x, axis=1, keepdims=True)
-                                         for x in (table[:-1], table[1:])))
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.12,
+    moved = np.linalg.norm(table.astype(np.float64) - initial.astype(np.float64), axis=1)
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.14,
                         subplot_titles=(f"cosine similarity of rows 0…{shown - 1}",
-                                        "similarity of row p with row p + 1"))
-    fig.add_trace(go.Heatmap(z=np.round(sim[:shown, :shown], 3).tolist(), colorscale="RdBu",
+                                        "how far training moved each row"))
+    fig.add_trace(go.Heatmap(z=np.round(sim[:shown, :shown], 2).tolist(), colorscale="RdBu",
                              zmid=0, zmin=-1, zmax=1,
-                             colorbar={"title": {"text": "cos"}, "x": 0.44},
-                             hovertemplate="rows %{y} and %{x}: %{z:.3f}<extra></extra>"),
+                             colorbar={"title": {"text": "cos"}, "x": 0.43},
+                             hovertemplate="rows %{y} and %{x}: %{z:.2f}<extra></extra>"),
                   row=1, col=1)
-    fig.add_trace(go.Scatter(x=list(range(max_len - 1)), y=np.round(neighbour, 4).tolist(),
-                             mode="lines", line={"color": COLORWAY[0]}, name="cos(row p, row p+1)",
-                             hovertemplate="p = %{x}: %{y:.3f}<extra></extra>", showlegend=False),
+    fig.add_trace(go.Scatter(x=list(range(max_len)), y=np.round(moved, 4).tolist(),
+                             mode="lines+markers", marker={"size": 3},
+                             line={"color": COLORWAY[0]}, showlegend=False,
+                             hovertemplate="row %{x}: moved %{y:.3f}<extra></extra>"),
                   row=1, col=2)
     for col in (1, 2):
         fig.add_vline(x=train_length - 0.5, line={"color": MUTED, "dash": "dot"}, row=1, col=col)
     fig.add_hline(y=train_length - 0.5, line={"color": MUTED, "dash": "dot"}, row=1, col=1)
     fig.update_xaxes(title={"text": "position (row)"}, row=1, col=1)
     fig.update_yaxes(title={"text": "position (row)"}, autorange="reversed", row=1, col=1)
-    fig.update_xaxes(title={"text": "position p"}, row=1, col=2)
-    fig.update_yaxes(title={"text": "cosine similarity"}, range=[-1, 1], row=1, col=2)
-    return _style(fig, f"The learned table after training: rows beyond L = {train_length} "
-                       "are still their random initialisation", height=460)
+    fig.update_xaxes(title={"text": "position p (row)"}, row=1, col=2)
+    fig.update_yaxes(title={"text": "‖row after training − row at init‖"}, row=1, col=2)
+    return _style(fig, f"The learned table: rows beyond L = {train_length} never moved",
+                  height=460)
 
 
 def nope_counter_figure(seq_len: int = 48, max_position: int = 32) -> go.Figure:
