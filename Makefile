@@ -1,7 +1,7 @@
 # The Positional Encoding Book: the project's front door.
 #   make book   build the HTML book (sets up .venv first), every chapter executed, warnings = errors
 #   make test   build the book, then run every test (library, notebooks, build, browser)
-# Other targets: live, sync, lint, serve, bench, clean. `make help` lists them.
+# Other targets: live, sync, lint, serve, bench, lab, clean. `make help` lists them.
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 HTML := _build/html
 PORT ?= 8000
 
-.PHONY: help book test test-lib live sync lint serve bench clean browser
+.PHONY: help book test test-lib live sync lint serve bench clean browser lab
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -69,6 +69,9 @@ serve:  ## serve the built book on http://127.0.0.1:$(PORT)
 bench: $(STAMP)  ## print the performance figures
 	$(BIN)/python benchmarks/rope.py
 	$(BIN)/python benchmarks/widgets.py
+
+lab: $(STAMP)  ## retrain the chapter 9 lab (36 tiny models, 2 workers, ~15-40 min) into chapters/data
+	OMP_NUM_THREADS=1 $(BIN)/python -m posenc_lib.lab run --workers 2
 
 clean:  ## remove the built book and caches (keeps .venv)
 	rm -rf _build .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,238 @@
+"""A tiny decoder-only Transformer whose positional scheme is a parameter.
+
+nanoGPT-style and small enough to read in one sitting: token embedding, ``n_layers`` pre-norm
+blocks (causal multi-head attention, then a two-layer MLP), a final norm and a linear head.
+Every positional scheme calls the library's own function:
+
+* ``"none"`` (NoPE): nothing; only the causal mask (:func:`posenc_lib.attention.causal_mask`);
+* ``"sinusoidal"``: :func:`posenc_lib.sinusoidal.sinusoidal_table` added to the embeddings;
+* ``"learned"``: a trained table of ``max_len`` rows added to the embeddings;
+* ``"rope"`` / ``"rope_abf"``: :func:`posenc_lib.rope.apply_rope_half` on queries and keys, with
+  the inverse frequencies of :func:`posenc_lib.rope.rope_inv_freq` (base ``rope_base``); the
+  scaling methods of :mod:`posenc_lib.scaling` plug in at inference through ``inv_freq=``;
+* ``"alibi"``: :func:`posenc_lib.alibi.alibi_bias` added to the logits.
+
+Attention itself is :func:`posenc_lib.attention.attention`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .._validation import check_choice, check_int, check_positive
+from ..alibi import alibi_bias
+from ..attention import attention, causal_mask
+from ..rope import apply_rope_half, rope_inv_freq
+from ..sinusoidal import sinusoidal_table
+
+__all__ = ["SCHEMES", "ModelConfig", "TinyDecoder"]
+
+SCHEMES = ("none", "sinusoidal", "learned", "rope", "rope_abf", "alibi")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Shape of a :class:`TinyDecoder`.
+
+    Parameters
+    ----------
+    vocab : int
+        Number of token ids (>= 2).
+    scheme : str
+        One of :data:`SCHEMES`.
+    d_model, n_heads, n_layers, d_ff : int
+        Width, heads (``d_model`` divisible by ``n_heads``, head size even), depth, MLP width.
+    max_len : int
+        Rows of the learned table (``"learned"`` only; positions ``>= max_len`` are an error).
+    rope_base : float
+        RoPE base for ``"rope"`` and ``"rope_abf"``.
+    """
+
+    vocab: int
+    scheme: str = "none"
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2
+    d_ff: int = 128
+    max_len: int = 256
+    rope_base: float = 10000.0
+
+    def __post_init__(self) -> None:
+        check_int(self.vocab, "vocab", minimum=2)
+        check_choice(self.scheme, "scheme", SCHEMES)
+        for name in ("d_model", "n_heads", "n_layers", "d_ff", "max_len"):
+            check_int(getattr(self, name), name, minimum=1)
+        if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
+            raise ValueError(
+                f"d_model must be a multiple of n_heads with an even head size, got "
+                f"d_model = {self.d_model}, n_heads = {self.n_heads}"
+            )
+        check_positive(self.rope_base, "rope_base")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention with the scheme's positional step inside."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.qkv = nn.Linear(config.d_model, 3 * config.d_model, bias=False)
+        self.out = nn.Linear(config.d_model, config.d_model, bias=False)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        inv_freq: torch.Tensor | None,
+        bias: torch.Tensor | None,
+        logit_scale: float,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        batch, seq, d_model = x.shape  # x: (batch, seq, d_model)
+        heads, head_dim = self.config.n_heads, self.config.head_dim
+        q, k, v = self.qkv(x).split(d_model, dim=-1)  # each (batch, seq, d_model)
+        q = q.view(batch, seq, heads, head_dim).transpose(1, 2)  # (batch, heads, seq, head_dim)
+        k = k.view(batch, seq, heads, head_dim).transpose(1, 2)  # (batch, heads, seq, head_dim)
+        v = v.view(batch, seq, heads, head_dim).transpose(1, 2)  # (batch, heads, seq, head_dim)
+        if inv_freq is not None:
+            q = apply_rope_half(q, inv_freq=inv_freq)  # (batch, heads, seq, head_dim)
+            k = apply_rope_half(k, inv_freq=inv_freq)  # (batch, heads, seq, head_dim)
+        y, weights = attention(
+            q, k, v,
+            mask=causal_mask(seq),  # (seq, seq)
+            bias=bias,  # (heads, seq, seq) for ALiBi, else None
+            scale=logit_scale / math.sqrt(head_dim),
+        )  # y: (batch, heads, seq, head_dim); weights: (batch, heads, seq, seq)
+        y = y.transpose(1, 2).reshape(batch, seq, d_model)  # (batch, seq, d_model)
+        return self.out(y), weights  # (batch, seq, d_model), (batch, heads, seq, seq)
+
+
+class Block(nn.Module):
+    """Pre-norm Transformer block: ``x + attn(norm(x))``, then ``x + mlp(norm(x))``."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(config.d_model)
+        self.attn = CausalSelfAttention(config)
+        self.norm2 = nn.LayerNorm(config.d_model)
+        self.mlp = nn.Sequential(
+            nn.Linear(config.d_model, config.d_ff),
+            nn.GELU(),
+            nn.Linear(config.d_ff, config.d_model),
+        )
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        inv_freq: torch.Tensor | None,
+        bias: torch.Tensor | None,
+        logit_scale: float,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        a, weights = self.attn(self.norm1(x), inv_freq, bias, logit_scale)  # (batch, seq, d_model)
+        x = x + a  # (batch, seq, d_model)
+        x = x + self.mlp(self.norm2(x))  # (batch, seq, d_model)
+        return x, weights
+
+
+@dataclass
+class DecoderOutput:
+    """What :meth:`TinyDecoder.forward` returns.
+
+    ``logits`` ``(batch, seq, vocab)``; ``hidden`` the residual stream after the embedding and
+    after each block, ``n_layers + 1`` tensors ``(batch, seq, d_model)``; ``attention`` one
+    ``(batch, heads, seq, seq)`` tensor per block.
+    """
+
+    logits: torch.Tensor
+    hidden: list[torch.Tensor]
+    attention: list[torch.Tensor]
+
+
+class TinyDecoder(nn.Module):
+    """Decoder-only Transformer; the positional scheme is ``config.scheme``.
+
+    Parameters
+    ----------
+    config : ModelConfig
+        Sizes and positional scheme.
+    """
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        if not isinstance(config, ModelConfig):
+            raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
+        self.config = config
+        self.embed = nn.Embedding(config.vocab, config.d_model)
+        if config.scheme == "learned":
+            self.pos_table = nn.Parameter(torch.randn(config.max_len, config.d_model))
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+        self.norm = nn.LayerNorm(config.d_model)
+        self.head = nn.Linear(config.d_model, config.vocab, bias=False)
+
+    def default_inv_freq(self) -> torch.Tensor | None:
+        """The RoPE spectrum used in training, ``(head_dim // 2,)`` float64; None if not RoPE."""
+        if self.config.scheme not in ("rope", "rope_abf"):
+            return None
+        return rope_inv_freq(self.config.head_dim, self.config.rope_base)
+
+    def forward(
+        self,
+        tokens: torch.Tensor,
+        *,
+        inv_freq: torch.Tensor | None = None,
+        logit_scale: float = 1.0,
+    ) -> DecoderOutput:
+        """Run the model on ``tokens`` of shape ``(batch, seq)``.
+
+        Parameters
+        ----------
+        tokens : torch.Tensor
+            Integer ids in ``[0, vocab)``, shape ``(batch, seq)``.
+        inv_freq : torch.Tensor, optional
+            RoPE models only: a ``(head_dim // 2,)`` spectrum replacing the trained one, e.g. from
+            :func:`posenc_lib.scaling.pi_inv_freq` (inference-time context extension).
+        logit_scale : float
+            Multiplies every attention logit (YaRN's attention factor squared), default 1.
+
+        Returns
+        -------
+        DecoderOutput
+        """
+        if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.ndim != 2:
+            raise TypeError("tokens must be a torch.long tensor of shape (batch, seq)")
+        seq = tokens.shape[1]
+        if seq < 1:
+            raise ValueError("tokens must hold at least one position (seq >= 1)")
+        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= self.config.vocab):
+            raise ValueError(f"tokens must lie in [0, vocab) = [0, {self.config.vocab})")
+        scheme = self.config.scheme
+        if inv_freq is not None and scheme not in ("rope", "rope_abf"):
+            raise ValueError(f"inv_freq only applies to RoPE models, this one is {scheme!r}")
+        if scheme == "learned" and seq > self.config.max_len:
+            raise ValueError(
+                f"a learned table has max_len = {self.config.max_len} rows; "
+                f"cannot encode seq = {seq} positions"
+            )
+        x = self.embed(tokens)  # (batch, seq, d_model)
+        if scheme == "sinusoidal":
+            x = x + sinusoidal_table(seq, self.config.d_model, dtype=x.dtype)  # (seq, d_model)
+        elif scheme == "learned":
+            x = x + self.pos_table[:seq]  # (seq, d_model), broadcast over batch
+        if scheme in ("rope", "rope_abf") and inv_freq is None:
+            inv_freq = self.default_inv_freq()  # (head_dim // 2,)
+        bias = None
+        if scheme == "alibi":
+            bias = alibi_bias(self.config.n_heads, seq, dtype=x.dtype)  # (heads, seq, seq)
+        hidden, weights = [x], []
+        for block in self.blocks:
+            x, w = block(x, inv_freq, bias, logit_scale)  # (batch, seq, d_model), (b, h, s, s)
+            hidden.append(x)
+            weights.append(w)
+        logits = self.head(self.norm(x))  # (batch, seq, vocab)
+        return DecoderOutput(logits=logits, hidden=hidden, attention=weights)

@@ -1,0 +1,83 @@
+"""A linear probe: how well does a layer's state predict the absolute position?
+
+Fit ``position ≈ h·w + c`` by least squares on half of a batch of sequences and report the
+coefficient of determination ``R² = 1 − SSE/SST`` on the other half, separately for positions
+inside the training range ``[0, L)`` and beyond it ``[L, n)``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .._validation import check_int
+
+__all__ = ["fit_probe", "position_probe", "r_squared"]
+
+
+def r_squared(prediction: torch.Tensor, target: torch.Tensor) -> float:
+    """``1 − Σ(target − prediction)² / Σ(target − mean)²`` for two ``(n,)`` tensors."""
+    if prediction.shape != target.shape or target.ndim != 1 or target.numel() < 2:
+        raise ValueError("prediction and target must be 1-D tensors of the same length >= 2")
+    target = target.double()
+    sst = ((target - target.mean()) ** 2).sum()
+    if sst == 0:
+        raise ValueError("target is constant: R² is undefined")
+    return float(1 - ((target - prediction.double()) ** 2).sum() / sst)
+
+
+def fit_probe(features: torch.Tensor, target: torch.Tensor, ridge: float = 1e-3) -> torch.Tensor:
+    """Ridge least squares with a bias; ``features`` ``(n, d)``, ``target`` ``(n,)``.
+
+    Returns the weights ``(d + 1,)`` (last entry the bias), float64.
+    """
+    if features.ndim != 2 or target.shape != (features.shape[0],):
+        raise ValueError("features must be (n, d) and target (n,)")
+    x = torch.cat([features.double(), torch.ones(len(features), 1, dtype=torch.float64)], 1)
+    gram = x.T @ x + ridge * torch.eye(x.shape[1], dtype=torch.float64)  # (d + 1, d + 1)
+    return torch.linalg.solve(gram, x.T @ target.double())  # (d + 1,)
+
+
+def _predict(weights: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+    return features.double() @ weights[:-1] + weights[-1]
+
+
+@torch.no_grad()
+def position_probe(model, task, train_length: int, length: int, *, layer: int = 1,
+                   seed: int = 0, batch: int = 32) -> dict[str, float]:
+    """R² of linear probes of position from ``model``'s residual stream after block ``layer``.
+
+    Runs ``batch`` sequences of ``length`` tokens; probes are fitted on the first half of the
+    sequences and scored on the second half.
+
+    Returns
+    -------
+    dict
+        ``in_range``: fitted and scored on positions ``< train_length``;
+        ``beyond``: fitted and scored on positions ``>= train_length``;
+        ``transfer``: fitted in range, scored beyond (does the in-range reading carry over?).
+    """
+    train_length = check_int(train_length, "train_length", minimum=2)
+    length = check_int(length, "length", minimum=train_length + 2)
+    layer = check_int(layer, "layer", minimum=0)
+    if layer > model.config.n_layers:
+        raise ValueError(f"layer must be in [0, {model.config.n_layers}], got {layer}")
+    model.eval()
+    generator = torch.Generator().manual_seed(seed)
+    inputs, _, _ = task.batch(generator, batch, length)
+    hidden = model(inputs).hidden[layer]  # (batch, length, d_model)
+    half = batch // 2
+    positions = torch.arange(length, dtype=torch.float64)  # (length,)
+    inside = positions < train_length  # (length,)
+
+    def split(rows: slice, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = hidden[rows][:, cols]  # (half, cols, d_model)
+        return h.reshape(-1, h.shape[-1]), positions[cols].repeat(h.shape[0])
+
+    fit_in, fit_out = split(slice(0, half), inside), split(slice(0, half), ~inside)
+    test_in, test_out = split(slice(half, batch), inside), split(slice(half, batch), ~inside)
+    w_in, w_out = fit_probe(*fit_in), fit_probe(*fit_out)
+    return {
+        "in_range": r_squared(_predict(w_in, test_in[0]), test_in[1]),
+        "beyond": r_squared(_predict(w_out, test_out[0]), test_out[1]),
+        "transfer": r_squared(_predict(w_in, test_out[0]), test_out[1]),
+    }

@@ -1,0 +1,157 @@
+"""The lab's two tasks, generated on the fly from a ``torch.Generator`` (fixed seeds).
+
+* **Copy**: ``x_1 … x_m SEP x_1 … x_m`` with the ``x`` drawn without replacement, so the token
+  to copy is always unambiguous; the model reads the first ``2m`` tokens and is scored on its
+  ``m`` predictions of the second half (token accuracy). An algorithmic task: every position
+  must find its partner ``m + 1`` tokens back. Training lengths vary in ``[L/2, L]``.
+* **Markov**: a language model on an order-2 Markov chain, ``P(x_t | x_{t−2}, x_{t−1})``, whose
+  transition table is itself drawn once from a Dirichlet with a fixed seed. Only local
+  dependencies: a model that has learned the chain should predict every position equally well,
+  however long the sequence. Scored by cross-entropy (nats) against the chain's own entropy.
+
+Each batch is ``(inputs, targets, scored)``: ``inputs`` and ``targets`` ``(batch, n)`` long,
+``scored`` ``(n,)`` bool, the positions whose prediction counts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .._validation import check_int, check_positive
+
+__all__ = ["TASKS", "CopyTask", "MarkovTask", "make_task"]
+
+TASKS = ("copy", "markov")
+
+
+def _check_generator(generator: object) -> torch.Generator:
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    return generator
+
+
+class CopyTask:
+    """Copy a sequence of distinct tokens after a separator.
+
+    Parameters
+    ----------
+    vocab : int
+        Token ids; id 0 is the separator, ``1 … vocab−1`` the content. Sequences of length ``n``
+        need ``n/2 <= vocab − 1`` distinct content tokens.
+    """
+
+    name = "copy"
+    metric = "accuracy"
+    SEP = 0
+
+    def __init__(self, vocab: int) -> None:
+        self.vocab = check_int(vocab, "vocab", minimum=3)
+
+    def batch(
+        self, generator: torch.Generator, batch: int, length: int
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``batch`` sequences of ``length = 2m`` model inputs (``length`` even, ``>= 2``)."""
+        generator = _check_generator(generator)
+        batch = check_int(batch, "batch", minimum=1)
+        length = check_int(length, "length", minimum=2)
+        if length % 2:
+            raise ValueError(f"length must be even for the copy task, got {length}")
+        m = length // 2
+        if m > self.vocab - 1:
+            raise ValueError(
+                f"length must be <= 2·(vocab − 1) = {2 * (self.vocab - 1)} so that the "
+                f"{m} tokens to copy are distinct, got {length}"
+            )
+        # Distinct content tokens: the first m of a random permutation of 1 … vocab−1.
+        noise = torch.rand(batch, self.vocab - 1, generator=generator)  # (batch, vocab−1)
+        content = noise.argsort(dim=-1)[:, :m] + 1  # (batch, m)
+        sep = torch.full((batch, 1), self.SEP, dtype=torch.long)  # (batch, 1)
+        seq = torch.cat([content, sep, content], dim=1)  # (batch, 2m + 1)
+        scored = torch.arange(length) >= m  # (2m,): the second half's predictions
+        return seq[:, :-1], seq[:, 1:], scored
+
+    def train_batch(
+        self, generator: torch.Generator, batch: int, train_length: int
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """A training batch whose length is drawn from the even lengths in ``[L/2, L]``.
+
+        With one fixed length the copy offset ``m + 1`` never changes, and a model can learn
+        "look ``m + 1`` tokens back" instead of finding the partner token: varying ``m`` rules
+        that shortcut out.
+        """
+        train_length = check_int(train_length, "train_length", minimum=4)
+        half = train_length // 2
+        m = int(torch.randint(max(1, half // 2), half + 1, (1,), generator=generator))
+        return self.batch(generator, batch, 2 * m)
+
+
+class MarkovTask:
+    """Language modelling on an order-2 Markov chain.
+
+    Parameters
+    ----------
+    vocab : int
+        Number of states (>= 2).
+    concentration : float
+        Dirichlet concentration of each row of the transition table (small = peaked rows).
+    seed : int
+        Seed of the transition table (the chain is the same for every run).
+    train_length : int
+        ``L``: sequences of length ``n > L`` are scored on positions ``>= L`` only (the positions
+        never seen in training); length ``L`` itself on positions ``>= 2``.
+    """
+
+    name = "markov"
+    metric = "loss"
+
+    def __init__(
+        self, vocab: int, concentration: float, seed: int, train_length: int
+    ) -> None:
+        self.vocab = check_int(vocab, "vocab", minimum=2)
+        concentration = check_positive(concentration, "concentration")
+        seed = check_int(seed, "seed", minimum=0)
+        self.train_length = check_int(train_length, "train_length", minimum=3)
+        rows = np.random.default_rng(seed).dirichlet([concentration] * vocab, size=(vocab, vocab))
+        self.transitions = torch.from_numpy(rows)  # (vocab, vocab, vocab) float64: a, b → c
+
+    def batch(
+        self, generator: torch.Generator, batch: int, length: int
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``batch`` sequences of ``length`` inputs (and the next token as target)."""
+        generator = _check_generator(generator)
+        batch = check_int(batch, "batch", minimum=1)
+        length = check_int(length, "length", minimum=3)
+        seq = torch.empty(batch, length + 1, dtype=torch.long)  # (batch, length + 1)
+        seq[:, :2] = torch.randint(self.vocab, (batch, 2), generator=generator)
+        for t in range(2, length + 1):
+            probs = self.transitions[seq[:, t - 2], seq[:, t - 1]]  # (batch, vocab)
+            seq[:, t] = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        start = 2 if length <= self.train_length else self.train_length
+        scored = torch.arange(length) >= start  # (length,)
+        return seq[:, :-1], seq[:, 1:], scored
+
+    def train_batch(
+        self, generator: torch.Generator, batch: int, train_length: int
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """A training batch of length ``train_length``, scored on every position ``>= 2``."""
+        inputs, targets, _ = self.batch(generator, batch, train_length)
+        return inputs, targets, torch.arange(train_length) >= 2
+
+    def true_loss(self, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """The chain's own cross-entropy at each position, ``(batch, length)``; positions 0 and 1
+        (whose two predecessors are not both known) are NaN."""
+        out = torch.full(targets.shape, float("nan"), dtype=torch.float64)
+        probs = self.transitions[inputs[:, :-1], inputs[:, 1:], targets[:, 1:]]  # (batch, n−1)
+        out[:, 1:] = -probs.log()
+        return out
+
+
+def make_task(name: str, *, vocab: int, train_length: int, seed: int = 0,
+              concentration: float = 0.3) -> CopyTask | MarkovTask:
+    """Build a task by name (``"copy"`` or ``"markov"``)."""
+    if name == "copy":
+        return CopyTask(vocab)
+    if name == "markov":
+        return MarkovTask(vocab, concentration, seed, train_length)
+    raise ValueError(f"task must be one of {TASKS}, got {name!r}")
