@@ -164,11 +164,9 @@ def check_positive_int(value: object, name: str, *, maximum: int = MAX_ELEMENTS)
     """
     value = check_int(value, name, minimum=1, what="a positive integer (>= 1)")
     if value > maximum:
-        limit = "MAX_ELEMENTS" if maximum == MAX_ELEMENTS else "MAX_PYTHON_ITEMS"
-        raise ValueError(
-            f"{name} must be at most {maximum} (posenc_lib's size limit {limit}), "
-            f"got {name} = {value}"
-        )
+        limit = {MAX_ELEMENTS: " (posenc_lib's size limit MAX_ELEMENTS)",
+                 MAX_PYTHON_ITEMS: " (posenc_lib's size limit MAX_PYTHON_ITEMS)"}.get(maximum, "")
+        raise ValueError(f"{name} must be at most {maximum}{limit}, got {name} = {value}")
     return value
 
 

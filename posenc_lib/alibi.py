@@ -378,7 +378,8 @@ def alibi_window_mass(
         values = [seq_lens]
     if len(values) == 0:
         raise ValueError("seq_lens must hold at least one length")
-    lengths = torch.tensor([check_positive_int(v, "seq_lens") for v in values],
+    # A closed form: nothing of size seq_len is allocated, so any int64 length is fine.
+    lengths = torch.tensor([check_positive_int(v, "seq_lens", maximum=2**62) for v in values],
                            dtype=torch.float64)
     m = slopes[:, None]
     seen = torch.clamp(lengths, max=float(window))[None, :]
