@@ -29,7 +29,7 @@ from ..attention import attention, causal_mask
 from ..rope import apply_rope_half, rope_inv_freq
 from ..sinusoidal import sinusoidal_table
 
-__all__ = ["SCHEMES", "ModelConfig", "TinyDecoder"]
+__all__ = ["SCHEMES", "DecoderOutput", "ModelConfig", "TinyDecoder"]
 
 SCHEMES = ("none", "sinusoidal", "learned", "rope", "rope_abf", "alibi")
 
