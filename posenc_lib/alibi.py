@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import torch
 
 from ._validation import (
+    MAX_ELEMENTS,
     check_dtype,
     check_int,
     check_length,
@@ -45,12 +46,10 @@ __all__ = [
 #: The largest head count accepted. Real models use at most a few hundred heads; the cap turns a
 #: typo such as ``2**70`` into an error instead of a list of 2**70 slopes.
 MAX_HEADS = 1 << 16
-# A bias larger than this many elements (2**27, 1 GiB in float64) is refused rather than allocated.
-_MAX_ELEMENTS = 1 << 27
 
 
 def _check_heads(n_heads: object) -> int:
-    n_heads = check_positive_int(n_heads, "n_heads")
+    n_heads = check_int(n_heads, "n_heads", minimum=1, what="a positive integer (>= 1)")
     if n_heads > MAX_HEADS:
         raise ValueError(f"n_heads must be a positive integer <= {MAX_HEADS}, got {n_heads}")
     return n_heads
@@ -135,9 +134,9 @@ def _check_lengths(q_len: object, k_len: object, causal: object) -> tuple[int, i
 
 
 def _check_size(n_heads: int, q_len: int, k_len: int) -> None:
-    if n_heads * q_len * k_len > _MAX_ELEMENTS:
+    if n_heads * q_len * k_len > MAX_ELEMENTS:
         raise ValueError(
-            f"n_heads·q_len·k_len = {n_heads}·{q_len}·{k_len} exceeds {_MAX_ELEMENTS} elements; "
+            f"n_heads·q_len·k_len = {n_heads}·{q_len}·{k_len} exceeds {MAX_ELEMENTS} elements; "
             "build the bias for fewer heads or a shorter sequence (or use alibi_window_mass)"
         )
 
