@@ -50,7 +50,7 @@ _MAX_ELEMENTS = 1 << 27
 
 
 def _check_heads(n_heads: object) -> int:
-    n_heads = check_positive_int(n_heads, "n_heads")
+    n_heads = check_int(n_heads, "n_heads", minimum=1, what="a positive integer (>= 1)")
     if n_heads > MAX_HEADS:
         raise ValueError(f"n_heads must be a positive integer <= {MAX_HEADS}, got {n_heads}")
     return n_heads

@@ -30,6 +30,7 @@ from ._validation import (
     check_int,
     check_length,
     check_positive,
+    check_positive_int,
 )
 from .rope import rope_inv_freq
 
@@ -221,9 +222,7 @@ def _require_original(method: str, original_max_position: object) -> int:
             f"original_max_position (the training context L_train) is required for method "
             f"{method!r}, got None"
         )
-    return check_int(
-        original_max_position, "original_max_position", minimum=1, what="a positive integer"
-    )
+    return check_positive_int(original_max_position, "original_max_position")
 
 
 def extended_rope(

@@ -16,6 +16,7 @@ from posenc_lib import conversion as CV
 from posenc_lib import permutation as PM
 from posenc_lib import pitfalls as PF
 from posenc_lib import properties as PR
+from posenc_lib import tables as TB
 from posenc_lib._validation import MAX_ELEMENTS, check_size
 from posenc_lib.viz.attention import attention_heatmap
 from posenc_lib.viz.heatmap import heatmap_static_rows
@@ -256,7 +257,7 @@ FAST_FAILURES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     # properties: name what the caller passed
     ("one-row neighbours", lambda: PR.neighbour_distances(T8[:1]), ValueError,
      r"table must have at least 2 rows \(positions\), got 1"),
-    ("excerpt of a narrow table", lambda: PR.table_excerpt(T8[:, :4]), ValueError,
+    ("excerpt of a narrow table", lambda: TB.table_excerpt(T8[:, :4]), ValueError,
      r"table must have at least first \+ last = 4 \+ 2 = 6 columns"),
     ("pairwise distances", lambda: PR.min_pairwise_distance(torch.zeros(10**5, 1)), ValueError,
      r"table.shape\[0\] = 100000 × table.shape\[0\] = 100000"),
@@ -266,12 +267,12 @@ FAST_FAILURES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("static rows float", lambda: heatmap_static_rows(2.5), TypeError,
      r"seq_len must be an integer, got 2\.5"),
     ("static rows negative", lambda: heatmap_static_rows(-3), ValueError,
-     r"seq_len must be an integer in \[0, 134217728\], got -3"),
+     r"seq_len must be an integer in \[1, 4096\], got -3"),
     ("complex weights",
      lambda: attention_heatmap(torch.ones(2, 2, dtype=torch.complex64), ["a", "b"]),
      TypeError, r"weights must hold real numbers"),
     ("scaled_inv_freq train_len", lambda: scaled_inv_freq("yarn", 8, 1e4, 2.0, 0), ValueError,
-     r"train_len must be an integer >= 1, got 0"),
+     r"train_len must be a positive integer \(>= 1\), got 0"),
     ("offset figure m", lambda: rope_offset_figure(m=2**70), ValueError,
      r"m must be an integer in"),
     ("offset figure seed", lambda: rope_offset_figure(seed=2**70), ValueError,

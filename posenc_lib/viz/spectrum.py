@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import torch
 
 from .. import analysis, extension, hf, rope
+from .._validation import check_factor, check_positive_int, check_size
 from ..presets import ROPE_PRESETS, RopePreset
 from ._checks import _base, _bool, _choice, _even, _fmt, _int, _lists, _np, _real
 from ._style import COLORWAY, INK, SEQUENTIAL_ALT, _buttons, _slider, _style, _with
@@ -53,13 +54,17 @@ def scaled_inv_freq(
     length ``s·L_train``.
     """
     method = _choice(method, "method", METHODS)
+    factor = check_factor(factor)
+    train_len = check_positive_int(train_len, "train_len")
+    target = round(factor * train_len)
+    check_size(("factor · train_len", target), what="the target context")
     return extension.extended_rope(
         method,
         dim=dim,
         base=abf_base if method == "abf" else base,
         factor=factor,
         original_max_position=train_len,
-        seq_len=round(factor * train_len),
+        seq_len=target,
     )[0]
 
 
