@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from ._validation import check_dim, check_positive_int
 from .extension import extended_rope
 from .hf import hf_config_fields
 
@@ -57,6 +58,12 @@ class RopePreset:
     context: int
     source: str
     options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_dim(self.head_dim, "head_dim")
+        check_dim(self.rotary_dim, "rotary_dim")
+        check_positive_int(self.train_len, "train_len")
+        check_positive_int(self.context, "context")
 
     @property
     def partial_rotary_factor(self) -> float | None:
