@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,7 +12,7 @@ import plotly.graph_objects as go
 import torch
 
 from .. import analysis, extension, hf, rope
-from .._validation import check_factor, check_positive_int, check_size
+from .._validation import check_factor, check_positive_int
 from ..presets import ROPE_PRESETS, RopePreset
 from ._checks import _base, _bool, _choice, _even, _fmt, _int, _lists, _np, _real
 from ._style import COLORWAY, INK, SEQUENTIAL_ALT, _buttons, _slider, _style, _with
@@ -56,8 +57,9 @@ def scaled_inv_freq(
     method = _choice(method, "method", METHODS)
     factor = check_factor(factor)
     train_len = check_positive_int(train_len, "train_len")
+    if not math.isfinite(factor * train_len):
+        raise ValueError(f"factor · train_len must be finite, got factor = {factor}")
     target = round(factor * train_len)
-    check_size(("factor · train_len", target), what="the target context")
     return extension.extended_rope(
         method,
         dim=dim,
