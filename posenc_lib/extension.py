@@ -28,8 +28,8 @@ from ._validation import (
     check_dim,
     check_factor,
     check_int,
-    check_length,
     check_positive,
+    check_positive_int,
 )
 from .rope import rope_inv_freq
 
@@ -221,9 +221,7 @@ def _require_original(method: str, original_max_position: object) -> int:
             f"original_max_position (the training context L_train) is required for method "
             f"{method!r}, got None"
         )
-    return check_int(
-        original_max_position, "original_max_position", minimum=1, what="a positive integer"
-    )
+    return check_positive_int(original_max_position, "original_max_position")
 
 
 def extended_rope(
@@ -274,8 +272,8 @@ def extended_rope(
     original = (
         _require_original(method, original_max_position) if method in NEEDS_ORIGINAL else None
     )
-    if seq_len is not None:
-        seq_len = check_length(seq_len, "seq_len")
+    if seq_len is not None:  # a number in a formula, not the size of anything built
+        seq_len = check_int(seq_len, "seq_len", minimum=0, what="a non-negative integer")
     if method in ("none", "abf"):
         return rope_inv_freq(dim, base), 1.0
     if method == "pi":

@@ -22,6 +22,7 @@ from posenc_lib._validation import (
     check_int,
     check_length,
     check_positions,
+    check_positive_int,
     check_rope_input,
     check_size,
 )
@@ -292,6 +293,10 @@ def alibi_bias_wrong_sign(
     """
     from posenc_lib.alibi import alibi_bias
 
+    n_heads = check_positive_int(n_heads, "n_heads")
+    seq_len = check_length(seq_len, "seq_len")
+    check_size(("n_heads", n_heads), ("seq_len", seq_len), ("seq_len", seq_len),
+               what="the (n_heads, seq_len, seq_len) bias")
     bias = alibi_bias(n_heads, seq_len, dtype=torch.float64)
     flipped = (-bias).masked_fill(torch.isneginf(bias), float("-inf"))  # the bug: + instead of −
     return flipped.to(check_dtype(dtype))

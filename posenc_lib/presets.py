@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from ._validation import check_dim, check_int
 from .extension import extended_rope
 from .hf import hf_config_fields
 
@@ -57,6 +58,13 @@ class RopePreset:
     context: int
     source: str
     options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_dim(self.head_dim, "head_dim")
+        check_dim(self.rotary_dim, "rotary_dim")
+        # Context lengths are numbers here, not sizes of anything built: no size limit.
+        check_int(self.train_len, "train_len", minimum=1, what="a positive integer")
+        check_int(self.context, "context", minimum=1, what="a positive integer")
 
     @property
     def partial_rotary_factor(self) -> float | None:

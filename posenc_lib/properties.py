@@ -284,6 +284,8 @@ def length_dependence(
     if not callable(encoding):
         raise TypeError("encoding must be callable as encoding(seq_len, dim)")
     seq_len = check_int(seq_len, "seq_len", minimum=2, what="an integer >= 2")
+    dim = check_positive_int(dim, "dim")
+    check_size(("seq_len", seq_len), ("dim", dim), what="the (seq_len, dim) table")
     if short_len is None:
         short_len = max(seq_len // 10, 1)
     short_len = check_int(short_len, "short_len", minimum=1, what="an integer >= 1")

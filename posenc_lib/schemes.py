@@ -16,10 +16,10 @@ import torch
 from ._validation import (
     check_base,
     check_dtype,
-    check_int,
     check_length,
     check_positive,
     check_positive_int,
+    check_seed,
     check_size,
 )
 
@@ -166,7 +166,7 @@ def learned_encoding(
     seq_len = check_length(seq_len, "seq_len")
     dim = check_positive_int(dim, "dim")
     max_len = check_positive_int(max_len, "max_len")
-    seed = check_int(seed, "seed", minimum=0, what="an integer >= 0")
+    seed = check_seed(seed)
     dtype = check_dtype(dtype)
     if seq_len > max_len:
         raise ValueError(

@@ -18,6 +18,12 @@ import torch
 
 from posenc_lib._validation import MAX_ELEMENTS, MAX_PYTHON_ITEMS
 
+
+def _np_table() -> Any:
+    import numpy as np
+
+    return np.zeros((16, 8))
+
 MODULES = [
     "posenc_lib",
     "posenc_lib.analysis",
@@ -41,10 +47,20 @@ MODULES = [
     "posenc_lib.viz.permutation",
     "posenc_lib.viz.spectrum",
     "posenc_lib.viz.spiral",
+    "posenc_lib.viz.lab",
+    "posenc_lib.euler",
+    "posenc_lib.sinusoidal",
+    "posenc_lib.presets",
+    "posenc_lib.lab.nope",
+    "posenc_lib.lab.tasks",
+    "posenc_lib.lab.model",
+    "posenc_lib.lab.probe",
+    "posenc_lib.lab.train",
 ]
 
-# Callables the sweep leaves out (none at present; name one here only with the reason).
-ELSEWHERE: set[str] = set()
+# Callables the sweep leaves out, with the reason. The lab's training loops train when called
+# with valid small values; their sizes are checked up front (tests/test_lab.py).
+ELSEWHERE: set[str] = {"train_model", "train_run"}
 
 # Parameters that are sizes, counts, indices or seeds: integers only.
 INT_PARAMS = {
@@ -52,7 +68,11 @@ INT_PARAMS = {
     "max_len", "max_offset", "max_position", "n", "n_heads", "n_kv_heads", "n_layers",
     "n_samples", "n_terms", "order_index", "original_max_position", "q_len", "rotary_dim",
     "seed", "seq_len", "train_len",
+    # the lab
+    "batch", "context", "d_ff", "d_model", "layer", "length", "shown", "train_length",
 }
+# Integers only in the lab (``posenc_lib.permutation``'s ``vocab`` is a list of words).
+LAB_INT_PARAMS = {"vocab"}
 
 # Valid values for required parameters, so that only the parameter under test is bad.
 REQUIRED: dict[str, Any] = {
@@ -66,6 +86,37 @@ REQUIRED: dict[str, Any] = {
     "matrix": torch.eye(8), "z": 1 + 0j, "order": [1, 0], "lengths": [4, 8],
     "encoding": lambda n, d: torch.zeros(n, d),
     "head_dim": 8, "partial_rotary_factor": 0.5, "rotary_dim": 4,
+}
+
+def _lab_objects() -> dict[str, Any]:
+    from posenc_lib.lab import model, tasks, train
+
+    config = model.ModelConfig(vocab=8, scheme="rope", d_model=8, n_heads=2, n_layers=1, d_ff=8,
+                               max_len=16)
+    return {"config": config, "model": model.TinyDecoder(config), "task": tasks.CopyTask(8),
+            "settings": train.LabSettings()}
+
+
+_LAB = _lab_objects()
+
+# Valid values for one callable's parameters where the name means something else elsewhere
+# (the lab's ``vocab`` is a size, the permutation module's a list of words).
+REQUIRED_BY: dict[str, dict[str, Any]] = {
+    "CopyTask": {"vocab": 8},
+    "MarkovTask": {"vocab": 4, "concentration": 0.3, "seed": 0, "train_length": 8},
+    "make_task": {"name": "markov", "vocab": 4, "train_length": 8},
+    "ModelConfig": {"vocab": 8, "d_model": 8, "n_heads": 2},
+    "TinyDecoder": {"config": _LAB["config"]},
+    "position_probe": {"model": _LAB["model"], "task": _LAB["task"], "train_length": 8,
+                       "length": 12, "batch": 2},
+    "build_model": {"settings": _LAB["settings"], "task": "copy", "scheme": "rope", "seed": 0},
+    "evaluate": {"model": _LAB["model"], "settings": _LAB["settings"], "task": _LAB["task"],
+                 "length": 8},
+    "rope_method_inv_freq": {"model": _LAB["model"], "method": "pi", "length": 64,
+                             "train_length": 32},
+    "learned_table_figure": {"table": _np_table(), "initial": _np_table(), "train_length": 8},
+    "RopePreset": {"model": "m", "head_dim": 8, "rotary_dim": 8, "base": 1e4, "method": "pi",
+                   "factor": 2.0, "train_len": 64, "context": 128, "source": "s"},
 }
 
 HUGE = [2**70, 10**12]
@@ -90,13 +141,15 @@ def _cases() -> Iterator[Any]:
             params = inspect.signature(fn).parameters
         except (TypeError, ValueError):  # pragma: no cover - builtins
             continue
-        required = {p: REQUIRED[p] for p, spec in params.items()
-                    if spec.default is inspect.Parameter.empty and p in REQUIRED}
+        given = {**REQUIRED, **REQUIRED_BY.get(qualname.rsplit(".", 1)[1], {})}
+        required = {p: given[p] for p, spec in params.items()
+                    if spec.default is inspect.Parameter.empty and p in given}
         if len(required) < sum(spec.default is inspect.Parameter.empty
                                for spec in params.values()):
             continue
         for param, spec in params.items():
-            if param not in INT_PARAMS:
+            lab = qualname.startswith("posenc_lib.lab.")
+            if param not in INT_PARAMS and not (lab and param in LAB_INT_PARAMS):
                 continue
             bad_values = [*HUGE, *NOT_INTS]
             if spec.default is not None:

@@ -404,3 +404,23 @@ def test_copy_partner_weight_reads_the_diagonal() -> None:
     assert copy_partner_weight(artifacts, "rope", 4) == 1.0
     with pytest.raises(KeyError, match="no attention map"):
         copy_partner_weight(artifacts, "alibi", 1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "name"),
+    [({"steps": 2**70}, ValueError, "steps"), ({"steps": 2.5}, TypeError, "steps"),
+     ({"seed": 2**63 - 1}, ValueError, "seed"), ({"seed": True}, TypeError, "seed")],
+)
+def test_training_refuses_bad_sizes_before_a_step(kwargs, error, name) -> None:
+    # Bad values only: a valid call would train (the adversarial sweep leaves these out).
+    from posenc_lib.lab.tasks import CopyTask
+    from posenc_lib.lab.train import LabSettings, build_model, train_model, train_run
+
+    settings = LabSettings(train_length=8, eval_multiples=(1,), d_model=8, n_heads=2, d_ff=8)
+    model = build_model(settings, "copy", "rope", 0)
+    call = {"seed": 0, **kwargs}
+    with pytest.raises(error, match=name):
+        train_model(model, settings, CopyTask(settings.copy_vocab), **call)
+    if name == "seed":
+        with pytest.raises(error, match=name):
+            train_run(settings, "copy", "rope", call["seed"])

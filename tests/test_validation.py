@@ -272,7 +272,7 @@ FAST_FAILURES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      lambda: attention_heatmap(torch.ones(2, 2, dtype=torch.complex64), ["a", "b"]),
      TypeError, r"weights must hold real numbers"),
     ("scaled_inv_freq train_len", lambda: scaled_inv_freq("yarn", 8, 1e4, 2.0, 0), ValueError,
-     r"train_len must be an integer >= 1, got 0"),
+     r"train_len must be a positive integer \(>= 1\), got 0"),
     ("offset figure m", lambda: rope_offset_figure(m=2**70), ValueError,
      r"m must be an integer in"),
     ("offset figure seed", lambda: rope_offset_figure(seed=2**70), ValueError,

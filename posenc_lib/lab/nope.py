@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from .._validation import check_int
+from .._validation import check_int, check_positive_int, check_size
 from ..attention import attention, causal_mask
 
 __all__ = [
@@ -28,7 +28,8 @@ __all__ = [
 def bos_inputs(seq_len: int) -> torch.Tensor:
     """Position-free inputs ``(seq_len, 2)``, float64: ``[1, 1]`` for the first token, ``[1, 0]``
     for every other one."""
-    seq_len = check_int(seq_len, "seq_len", minimum=1)
+    seq_len = check_positive_int(seq_len, "seq_len")
+    check_size(("seq_len", seq_len), ("2", 2), what="the (seq_len, 2) inputs")
     x = torch.zeros(seq_len, 2, dtype=torch.float64)
     x[:, 0] = 1.0
     x[0, 1] = 1.0
@@ -77,6 +78,7 @@ def inverse_map(max_position: int) -> tuple[torch.Tensor, torch.Tensor, torch.Te
         ``w2`` ``(hidden,)``, ``b2`` a float; float64.
     """
     n = check_int(max_position, "max_position", minimum=2)
+    check_size(("max_position", n))
     ks = torch.arange(n, 0, -1, dtype=torch.float64)  # N, N−1, …, 1
     knots_u = 1.0 / ks  # ascending: 1/N … 1
     slopes = (ks[1:] - ks[:-1]) / (knots_u[1:] - knots_u[:-1])  # (N−1,) per segment

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .._validation import check_int
+from .._validation import check_int, check_seed, check_size
 
 __all__ = ["fit_probe", "position_probe", "r_squared"]
 
@@ -57,10 +57,15 @@ def position_probe(model, task, train_length: int, length: int, *, layer: int = 
         ``transfer``: fitted in range, scored beyond (does the in-range reading carry over?).
     """
     train_length = check_int(train_length, "train_length", minimum=2)
+    check_size(("train_length", train_length))
     length = check_int(length, "length", minimum=train_length + 2)
     layer = check_int(layer, "layer", minimum=0)
     if layer > model.config.n_layers:
         raise ValueError(f"layer must be in [0, {model.config.n_layers}], got {layer}")
+    seed = check_seed(seed)
+    batch = check_int(batch, "batch", minimum=2)
+    check_size(("batch", batch), ("length", length), ("d_model", model.config.d_model),
+               what="the (batch, length, d_model) hidden states")
     model.eval()
     generator = torch.Generator().manual_seed(seed)
     inputs, _, _ = task.batch(generator, batch, length)

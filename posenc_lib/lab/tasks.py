@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .._validation import check_int, check_positive
+from .._validation import check_int, check_positive, check_seed, check_size
 
 __all__ = ["TASKS", "CopyTask", "MarkovTask", "make_task"]
 
@@ -55,6 +55,7 @@ class CopyTask:
         generator = _check_generator(generator)
         batch = check_int(batch, "batch", minimum=1)
         length = check_int(length, "length", minimum=2)
+        check_size(("batch", batch), ("vocab", self.vocab), what="the (batch, vocab) noise")
         if length % 2:
             raise ValueError(f"length must be even for the copy task, got {length}")
         m = length // 2
@@ -110,8 +111,11 @@ class MarkovTask:
     ) -> None:
         self.vocab = check_int(vocab, "vocab", minimum=2)
         concentration = check_positive(concentration, "concentration")
-        seed = check_int(seed, "seed", minimum=0)
+        check_size(("vocab", self.vocab), ("vocab", self.vocab), ("vocab", self.vocab),
+                   what="the (vocab, vocab, vocab) transition table")
+        seed = check_seed(seed)
         self.train_length = check_int(train_length, "train_length", minimum=3)
+        check_size(("train_length", self.train_length))
         rows = np.random.default_rng(seed).dirichlet([concentration] * vocab, size=(vocab, vocab))
         self.transitions = torch.from_numpy(rows)  # (vocab, vocab, vocab) float64: a, b → c
 
@@ -122,6 +126,8 @@ class MarkovTask:
         generator = _check_generator(generator)
         batch = check_int(batch, "batch", minimum=1)
         length = check_int(length, "length", minimum=3)
+        check_size(("batch", batch), ("length + 1", length + 1),
+                   what="the (batch, length + 1) tokens")
         seq = torch.empty(batch, length + 1, dtype=torch.long)  # (batch, length + 1)
         seq[:, :2] = torch.randint(self.vocab, (batch, 2), generator=generator)
         for t in range(2, length + 1):

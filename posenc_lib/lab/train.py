@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from .._validation import check_choice, check_int
+from .._validation import check_choice, check_int, check_positive_int, check_seed, check_size
 from ..scaling import dynamic_ntk_inv_freq, ntk_inv_freq, pi_inv_freq, yarn_inv_freq
 from .model import SCHEMES, ModelConfig, TinyDecoder
 from .probe import position_probe
@@ -68,7 +68,10 @@ class LabSettings:
         check_int(self.train_length, "train_length", minimum=4)
         if self.train_length % 2:
             raise ValueError(f"train_length must be even, got {self.train_length}")
+        check_size(("train_length", self.train_length))
         check_int(self.steps, "steps", minimum=1)
+        for name in ("batch", "d_model", "n_heads", "n_layers", "d_ff", "eval_batch"):
+            check_positive_int(getattr(self, name), name)
         for scheme in self.schemes:
             check_choice(scheme, "schemes", SCHEMES)
         for task in self.tasks:
@@ -112,7 +115,7 @@ def build_model(settings: LabSettings, task: str, scheme: str, seed: int) -> Tin
     """A freshly initialised model (``torch.manual_seed(seed)`` first, so the init is fixed)."""
     check_choice(task, "task", TASKS)
     check_choice(scheme, "scheme", SCHEMES)
-    torch.manual_seed(check_int(seed, "seed", minimum=0))
+    torch.manual_seed(check_seed(seed))
     config = ModelConfig(
         vocab=settings.copy_vocab if task == "copy" else settings.markov_vocab,
         scheme=scheme,
@@ -137,6 +140,8 @@ def rope_method_inv_freq(
     block by block). YaRN also scales the logits by its attention factor squared.
     """
     method = check_choice(method, "method", ROPE_METHODS)
+    length = check_positive_int(length, "length")
+    train_length = check_positive_int(train_length, "train_length")
     inv_freq = model.default_inv_freq()
     if inv_freq is None:
         raise ValueError(f"rope methods need a RoPE model, got scheme {model.config.scheme!r}")
@@ -191,6 +196,7 @@ def evaluate(
     from its full prefix with the factor of that prefix's length (Hugging Face's rule with
     factor 1: ``s = prefix / L``), like decoding that recomputes the cache every ``L`` tokens.
     """
+    length = check_positive_int(length, "length")
     model.eval()
     inputs, targets, scored = eval_batch(settings, task, length)
     if model.config.scheme not in ("rope", "rope_abf"):
@@ -224,7 +230,10 @@ def train_model(
 ) -> float:
     """Train ``model`` in place with AdamW (no weight decay), warm-up then cosine; return the
     mean training loss of the last 10% of steps. ``progress(k)`` is called with step counts."""
-    steps = settings.steps if steps is None else check_int(steps, "steps", minimum=1)
+    steps = settings.steps if steps is None else check_positive_int(steps, "steps")
+    seed = check_seed(seed)
+    if seed > 2**63 - 1 - 10_000:  # the generator is seeded with 10_000 + seed
+        raise ValueError(f"seed must be an integer in [0, 2**63 - 10001], got {seed}")
     generator = torch.Generator().manual_seed(10_000 + seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, betas=(0.9, 0.98),
                                   weight_decay=0.0)

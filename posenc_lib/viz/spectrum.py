@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ import plotly.graph_objects as go
 import torch
 
 from .. import analysis, extension, hf, rope
+from .._validation import check_factor, check_positive_int
 from ..presets import ROPE_PRESETS, RopePreset
 from ._checks import _base, _bool, _choice, _even, _fmt, _int, _lists, _np, _real
 from ._style import COLORWAY, INK, SEQUENTIAL_ALT, _buttons, _slider, _style, _with
@@ -53,13 +55,18 @@ def scaled_inv_freq(
     length ``s·L_train``.
     """
     method = _choice(method, "method", METHODS)
+    factor = check_factor(factor)
+    train_len = check_positive_int(train_len, "train_len")
+    if not math.isfinite(factor * train_len):
+        raise ValueError(f"factor · train_len must be finite, got factor = {factor}")
+    target = round(factor * train_len)
     return extension.extended_rope(
         method,
         dim=dim,
         base=abf_base if method == "abf" else base,
         factor=factor,
         original_max_position=train_len,
-        seq_len=round(factor * train_len),
+        seq_len=target,
     )[0]
 
 
