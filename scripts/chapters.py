@@ -43,12 +43,16 @@ def setup_cell_source(url: str | None = None) -> str:
     )
 
 
-def notebook_chapters() -> list[Path]:
-    """Every chapter written as a notebook (markdown pages without a jupytext header are not)."""
+def notebook_chapters(folder: Path = CHAPTERS) -> list[Path]:
+    """Every chapter written as a notebook (markdown pages without a jupytext header are not).
+
+    Hidden folders are skipped: JupyterLab's ``.ipynb_checkpoints/`` copies are not chapters.
+    """
     return sorted(
         path
-        for path in CHAPTERS.rglob("*.md")
-        if path.read_text(encoding="utf-8").startswith("---\njupytext:")
+        for path in folder.rglob("*.md")
+        if not any(part.startswith(".") for part in path.relative_to(folder).parts)
+        and path.read_text(encoding="utf-8").startswith("---\njupytext:")
     )
 
 

@@ -1,4 +1,4 @@
-"""The reader who runs the book: every live explorer in a real JupyterLab, driven by Debian's chromium.
+"""The reader who runs the book: every live explorer in a real JupyterLab, in Debian's chromium.
 
 A notebook calling every explorer of ``posenc_lib.widgets`` at its default sizes is executed in
 JupyterLab (served on 127.0.0.1, every other request blocked). Each explorer must draw its plotly
@@ -29,6 +29,11 @@ pytestmark = pytest.mark.browser
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 JUPYTER = Path(sys.executable).with_name("jupyter")
+ROOT = Path(__file__).resolve().parent.parent
+# The project's JupyterLab settings, as `make live` passes them.
+JUPYTER_CONFIG = ROOT / "jupyter_config"
+# A chapter opened, run and saved as a reader would during `make live`.
+CHAPTER = ROOT / "chapters" / "preface.md"
 TOKEN = "posenc-live-test"
 # Every explorer a chapter can call: the public callables that are not the ``*_live`` builders.
 EXPLORERS = sorted(
@@ -72,7 +77,9 @@ def _write_notebook(folder: Path) -> None:
     (folder / "live.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
 
 
-def _poll(check: Callable[[], object], seconds: float, what: str, context: Callable[[], str]) -> None:
+def _poll(
+    check: Callable[[], object], seconds: float, what: str, context: Callable[[], str]
+) -> None:
     """Wait until ``check()`` is truthy, at most ``seconds``; else fail saying what was awaited."""
     deadline = time.monotonic() + seconds
     while not check():
@@ -85,8 +92,11 @@ def _poll(check: Callable[[], object], seconds: float, what: str, context: Calla
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     folder = tmp_path_factory.mktemp("live")
     _write_notebook(folder)
+    for twin in (CHAPTER, CHAPTER.with_suffix(".ipynb")):
+        shutil.copyfile(twin, folder / twin.name)
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != "POSENC_STATIC"}  # live mode
+    env["JUPYTER_CONFIG_PATH"] = str(JUPYTER_CONFIG)  # as `make live` does
     log_path = folder / "server.log"
     log = log_path.open("w")
     server = subprocess.Popen(
@@ -94,6 +104,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
             str(JUPYTER), "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
             f"--port={port}", f"--IdentityProvider.token={TOKEN}",
             f"--ServerApp.root_dir={folder}", "--LabApp.expose_app_in_browser=True",
+            f"--LabApp.workspaces_dir={folder / 'workspaces'}",  # no state kept between pages
         ],
         stdout=log, stderr=subprocess.STDOUT, env=env,
     )
@@ -218,3 +229,66 @@ def test_every_live_explorer_renders_and_recomputes_on_a_slider_move(
     log = log_path.read_text()
     assert "Traceback" not in log, f"an error in the kernel or server: {log[-3000:]}"
     assert external == [], f"requests leaving the machine: {external[:5]}"
+
+
+def _open_lab(pw: object, url: str) -> tuple[object, object]:
+    browser = pw.chromium.launch(  # type: ignore[attr-defined]
+        executable_path=CHROMIUM,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    )
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    page.set_default_timeout(60_000)
+    return browser, page
+
+
+ALL_RUN = (
+    "() => { const w = window.jupyterapp.shell.currentWidget;"
+    " if (!w || !w.content || !w.content.widgets) return false;"
+    " const code = w.content.widgets.filter(c => c.model.type === 'code');"
+    " return code.length > 0 && code.every(c => c.model.executionCount !== null); }"
+)
+VIEWER = (
+    "() => { const w = window.jupyterapp.shell.currentWidget;"
+    " return w ? (w.context && w.context.path) + ' ' + (w.content && w.content.constructor.name)"
+    " + ' ' + !!w.node.querySelector('.jp-Notebook') : 'none'; }"
+)
+
+
+@pytest.mark.parametrize("name", [CHAPTER.name, CHAPTER.with_suffix(".ipynb").name])
+def test_a_live_session_leaves_the_chapter_and_its_twin_as_committed(
+    lab: tuple[str, Path], name: str
+) -> None:
+    """`make live`: a chapter opens as a notebook, runs, saves, and nothing committed changes."""
+    from playwright.sync_api import sync_playwright
+
+    url, log_path = lab
+    folder = log_path.parent
+    committed = {p.name: p.read_bytes() for p in (folder / CHAPTER.name,
+                                                   folder / CHAPTER.with_suffix(".ipynb").name)}
+    with sync_playwright() as pw:
+        browser, page = _open_lab(pw, url)
+        try:
+            page.goto(f"{url}/lab/tree/{name}?token={TOKEN}")
+
+            def state() -> str:
+                page.screenshot(path=str(folder / f"{name}.png"))
+                return (
+                    f"screenshot {folder / f'{name}.png'}; current widget: "
+                    f"{page.evaluate(VIEWER)}; log: {log_path.read_text()[-1500:]}"
+                )
+
+            _poll(lambda: page.evaluate(LAB_READY), LAB_START_S,
+                  f"{name} to open as a notebook (jupytext's viewer for .md)", state)
+            _poll(lambda: page.evaluate(KERNEL_IDLE), KERNEL_S, "the kernel to be idle", state)
+            page.evaluate(RUN_ALL)
+            _poll(lambda: page.evaluate(ALL_RUN), RUN_ALL_S, f"every cell of {name} to run", state)
+            _poll(lambda: page.evaluate(KERNEL_IDLE), KERNEL_S, "the kernel to finish", state)
+            assert page.evaluate(STDERR) == [], f"stderr in {name}: {page.evaluate(STDERR)}"
+            page.evaluate("() => { window.jupyterapp.commands.execute('docmanager:save'); }")
+            _poll(lambda: f"Saving file at /{name}" in log_path.read_text(),
+                  60, f"{name} to be saved", state)
+            time.sleep(1)
+        finally:
+            browser.close()
+    for file_name, before in committed.items():
+        assert (folder / file_name).read_bytes() == before, f"saving {name} changed {file_name}"

@@ -76,5 +76,16 @@ def test_every_toc_entry_exists_and_every_chapter_is_listed() -> None:
     for entry in listed:
         assert (ROOT / f"{entry}.md").exists(), f"_toc.yml lists {entry}, which does not exist"
     for md in ROOT.joinpath("chapters").rglob("*.md"):
+        if ".ipynb_checkpoints" in md.parts:
+            continue  # JupyterLab's copies during `make live`
         entry = str(md.relative_to(ROOT).with_suffix(""))
         assert entry in listed, f"{md.name} is not in _toc.yml"
+
+
+def test_checkpoint_copies_are_not_chapters(tmp_path: Path) -> None:
+    # `make live` leaves chapters/.ipynb_checkpoints/NAME-checkpoint.md behind: never a chapter.
+    header = "---\njupytext:\n  text_representation: {}\n---\n"
+    (tmp_path / "01_a.md").write_text(header, encoding="utf-8")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "01_a-checkpoint.md").write_text(header, encoding="utf-8")
+    assert chapters.notebook_chapters(tmp_path) == [tmp_path / "01_a.md"]
