@@ -90,4 +90,4 @@ bench: $(STAMP)  ## print the performance figures
 	$(BIN)/python benchmarks/widgets.py
 
 clean:  ## remove the built book and caches (keeps .venv)
-	rm -rf _build .pytest_cache .ruff_cache .hypothesis
+	rm -rf _build .pytest_cache .ruff_cache .mypy_cache .hypothesis build

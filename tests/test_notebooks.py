@@ -64,11 +64,25 @@ def test_chapter_has_a_label_before_its_title(md: Path) -> None:
     assert lines[1].startswith("# ")
 
 
-def test_setup_cell_follows_the_configured_repository() -> None:
-    url = "https://example.org/someone/fork"
-    text = 'x = ["posenc_lib @ git+https://github.com/a/b"]'
-    assert chapters.fix_setup_cell_url(text, url) == f'x = ["posenc_lib @ git+{url}"]'
-    assert url in chapters.setup_cell_source(url)
+def test_setup_cell_follows_the_configured_repository_and_branch() -> None:
+    url, ref = "https://example.org/someone/fork", "v0.2"
+    old = "```{code-cell} ipython3\n" + chapters.setup_cell_source() + "\n```\ntext\n"
+    new = chapters.fix_setup_cell(old, chapters.setup_cell_source(url, ref))
+    assert f"posenc_lib[widgets] @ git+{url}@{ref}" in new and new.endswith("\n```\ntext\n")
+    assert chapters.library_version() in chapters.setup_cell_source()
+
+
+def test_setup_cell_installs_and_reports_the_library(tmp_path: Path) -> None:
+    # Run the cell with pip replaced by a stub: it installs the widgets extra and says what it got.
+    source = chapters.setup_cell_source().replace(
+        "subprocess.run(", "calls.append("
+    ).replace(", check=True)", ")")
+    source = source.replace("importlib.util.find_spec(m) is None", "True")
+    namespace: dict[str, object] = {"calls": []}
+    exec(compile(source, "setup-cell", "exec"), namespace)
+    (command,) = namespace["calls"]  # type: ignore[misc]
+    assert command[-1] == chapters.library_requirement()
+    assert command[-1].startswith("posenc_lib[widgets] @ git+")
 
 
 def test_every_toc_entry_exists_and_every_chapter_is_listed() -> None:
