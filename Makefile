@@ -18,7 +18,7 @@ TORCH := $(shell grep -E '^torch==' requirements/reader.txt)
 # JupyterLab refuses to start as root (containers, Binder-like machines) unless told it may.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help book test test-lib live sync lint serve bench clean browser
+.PHONY: help book test test-lib live sync lint serve bench clean browser plotly-bundle
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -84,6 +84,11 @@ lint: $(STAMP)  ## ruff on the library, tests, benchmarks, scripts and chapter c
 
 serve:  ## serve the built book on http://127.0.0.1:$(PORT)
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
+
+# posenc_lib/static/plotly.min.js is committed (the build needs no node); this rebuilds it from npm
+# (plotly.js at the version in js/plotly-bundle/package.json, locked by its package-lock.json).
+plotly-bundle:  ## rebuild the partial plotly.js bundle from npm (needs node and npm)
+	cd js/plotly-bundle && npm ci --no-audit --no-fund && node build.js
 
 bench: $(STAMP)  ## print the performance figures
 	$(BIN)/python benchmarks/rope.py
