@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bookpages import HTML, built_pages, require_build
+from bookpages import HTML, ROOT, built_pages, require_build
 
 pytestmark = pytest.mark.book
 
@@ -59,13 +59,24 @@ def test_page_stays_within_its_size_budget(page: Path) -> None:
 def test_figures_are_html_not_dropped_mime_bundles(page: Path) -> None:
     html = page.read_text(encoding="utf-8")
     assert "application/vnd.plotly" not in html
-    # Every figure div is drawn by the page's own plotly.js, loaded before any figure script.
-    if "plotly-graph-div" in html:
-        assert html.index("_static/plotly.min.js") < html.index("Plotly.newPlot")
+    plotly = re.search(r'<script[^>]*src="[^"]*_static/plotly\.min\.js[^"]*"[^>]*>', html)
+    figures = re.search(r'<script[^>]*src="[^"]*_static/figures\.js[^"]*"[^>]*>', html)
+    if 'class="plotly-graph-div"' in html:
+        # Drawn by the book's own plotly.js and figures.js, both deferred (never parser-blocking),
+        # plotly first; every figure div has its JSON.
+        assert plotly and figures, "a page with figures lacks plotly.min.js or figures.js"
+        assert "defer" in plotly.group(0) and "defer" in figures.group(0)
+        assert plotly.start() < figures.start()
+        ids = re.findall(r'<div id="([^"]+)" class="plotly-graph-div"', html)
+        assert ids and all(f'data-plotly-figure="{i}"' in html for i in ids)
+    else:
+        assert plotly is None and figures is None, "plotly.js loaded on a page with no figure"
 
 
 def test_local_copies_of_mathjax_and_plotly_are_served() -> None:
-    assert (HTML / "_static" / "plotly.min.js").stat().st_size > 1_000_000
+    served = (HTML / "_static" / "plotly.min.js").read_bytes()
+    assert served == (ROOT / "posenc_lib" / "static" / "plotly.min.js").read_bytes()
+    assert (HTML / "_static" / "figures.js").is_file()
     assert (HTML / "_static" / "mathjax" / "tex-chtml.js").is_file()
 
 

@@ -65,3 +65,37 @@ def test_the_library_type_checks() -> None:
         text=True, timeout=600, check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+BUNDLE = ROOT / "posenc_lib" / "static" / "plotly.min.js"
+
+
+def test_the_partial_plotly_bundle_draws_every_trace_the_figures_use() -> None:
+    import re
+
+    entry = (ROOT / "js" / "plotly-bundle" / "entry.js").read_text(encoding="utf-8")
+    bundled = {"scatter"} | set(re.findall(r"require\('plotly\.js/lib/(\w+)'\)", entry)) - {"core"}
+    used = {
+        name.lower()
+        for path in (ROOT / "posenc_lib").rglob("*.py")
+        for name in re.findall(r"\bgo\.(Scatter3d|Scatter|Heatmap|[A-Z]\w*)\(", path.read_text())
+        if name not in {"Figure", "FigureWidget"}
+    }
+    assert used <= bundled, f"traces missing from js/plotly-bundle/entry.js: {used - bundled}"
+    assert f"Partial bundle: {', '.join(['scatter', *sorted(bundled - {'scatter'})])}." in (
+        BUNDLE.read_text(encoding="utf-8")[:400]
+    ), "posenc_lib/static/plotly.min.js is stale: run `make plotly-bundle`"
+
+
+def test_the_bundle_is_the_plotly_js_version_of_the_python_package() -> None:
+    import re
+
+    import plotly
+
+    full = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    version = re.compile(r"plotly\.js v(\d+\.\d+\.\d+)")
+    expected = version.search(full.read_text(encoding="utf-8")[:300])
+    ours = version.search(BUNDLE.read_text(encoding="utf-8")[:300])
+    assert expected and ours and ours.group(1) == expected.group(1)
+    package = (ROOT / "js" / "plotly-bundle" / "package.json").read_text(encoding="utf-8")
+    assert f'"plotly.js": "{expected.group(1)}"' in package
