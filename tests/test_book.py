@@ -59,7 +59,7 @@ def test_page_stays_within_its_size_budget(page: Path) -> None:
 def test_figures_are_html_not_dropped_mime_bundles(page: Path) -> None:
     html = page.read_text(encoding="utf-8")
     assert "application/vnd.plotly" not in html
-    plotly = re.search(r'<script[^>]*src="[^"]*_static/plotly\.min\.js[^"]*"[^>]*>', html)
+    plotly = re.search(r'<script[^>]*src="[^"]*_static/plotly(-3d)?\.min\.js[^"]*"[^>]*>', html)
     figures = re.search(r'<script[^>]*src="[^"]*_static/figures\.js[^"]*"[^>]*>', html)
     if 'class="plotly-graph-div"' in html:
         # Drawn by the book's own plotly.js and figures.js, both deferred (never parser-blocking),
@@ -67,6 +67,8 @@ def test_figures_are_html_not_dropped_mime_bundles(page: Path) -> None:
         assert plotly and figures, "a page with figures lacks plotly.min.js or figures.js"
         assert "defer" in plotly.group(0) and "defer" in figures.group(0)
         assert plotly.start() < figures.start()
+        # The 3-D bundle only where a 3-D figure needs it (it is 0.56 MB heavier).
+        assert bool(plotly.group(1)) == ('"type":"scatter3d"' in html)
         ids = re.findall(r'<div id="([^"]+)" class="plotly-graph-div"', html)
         assert ids and all(f'data-plotly-figure="{i}"' in html for i in ids)
     else:
@@ -74,8 +76,11 @@ def test_figures_are_html_not_dropped_mime_bundles(page: Path) -> None:
 
 
 def test_local_copies_of_mathjax_and_plotly_are_served() -> None:
-    served = (HTML / "_static" / "plotly.min.js").read_bytes()
-    assert served == (ROOT / "posenc_lib" / "static" / "plotly.min.js").read_bytes()
+    for bundle in ("plotly.min.js", "plotly-3d.min.js"):
+        served = (HTML / "_static" / bundle).read_bytes()
+        assert served == (ROOT / "posenc_lib" / "static" / bundle).read_bytes()
+    # The theme's 1.5 MB icon script is emptied (its CSS web fonts draw the icons).
+    assert (HTML / "_static" / "scripts" / "fontawesome.js").stat().st_size < 200
     assert (HTML / "_static" / "figures.js").is_file()
     assert (HTML / "_static" / "mathjax" / "tex-chtml.js").is_file()
 

@@ -28,7 +28,7 @@ STATIC = Path(__file__).resolve().parent.parent / "static"
 @cache
 def _plotly_source() -> tuple[str, str]:
     """The partial plotly.js bundle and its version, read once."""
-    source = (STATIC / "plotly.min.js").read_text(encoding="utf-8")
+    source = (STATIC / "plotly-3d.min.js").read_text(encoding="utf-8")  # the spiral is 3-D
     match = re.search(r"plotly\.js v(\d+\.\d+\.\d+)", source[:300])
     return source, match.group(1) if match else "unknown"
 
