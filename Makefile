@@ -90,9 +90,12 @@ serve:  ## serve the built book on http://127.0.0.1:$(PORT)
 plotly-bundle:  ## rebuild the partial plotly.js bundle from npm (needs node and npm)
 	cd js/plotly-bundle && npm ci --no-audit --no-fund && node build.js
 
-bench: $(STAMP)  ## print the performance figures
+bench: book browser  ## print the performance figures (pages: needs the built book)
 	$(BIN)/python benchmarks/rope.py
 	$(BIN)/python benchmarks/widgets.py
+	$(BIN)/python benchmarks/pages.py
+	$(BIN)/python benchmarks/live.py
+	$(BIN)/python benchmarks/live.py --lab
 
 clean:  ## remove the built book and caches (keeps .venv)
 	rm -rf _build .pytest_cache .ruff_cache .mypy_cache .hypothesis build
