@@ -4,9 +4,9 @@
   by ``js/plotly-bundle`` at the plotly.js version of the installed ``plotly`` package): only the
   traces the book draws, ``plotly.min.js`` (scatter, heatmap; 1.2 MB) or, on a page with a 3-D
   figure, ``plotly-3d.min.js`` (plus scatter3d; 1.8 MB). It and ``figures.js`` (which draws each
-  figure when it nears the viewport, see ``posenc_lib/display.py``) are added only to pages that
-  have a figure, both deferred: they never block parsing, so a page's text is interactive
-  before plotly loads.
+  figure when it nears the viewport, see ``posenc_lib/display.py``) is added, deferred, only to
+  pages that have a figure, and fetches the bundle only when the first figure nears the viewport:
+  plotly never blocks or competes with parsing, so a page's text is interactive before it loads.
 - The theme's ``fontawesome.js`` (1.5 MB, swaps icons for SVG) is emptied: the theme's stylesheet
   already draws the same icons with Font Awesome's web fonts. Its ``<script>`` tag is written by
   the theme's template macros, not the page context, so the file is replaced after the build.
@@ -52,10 +52,9 @@ def _add_plotly_where_figures_are(
 ) -> None:
     body = str(context.get("body", ""))
     if FIGURE_MARKER in body:
-        # Added to this page only; deferred scripts run in order, after the document is parsed.
+        # Added to this page only, deferred; figures.js fetches the bundle when a figure nears.
         bundle = PLOTLY_JS[1] if THREE_D_MARKER in body else PLOTLY_JS[0]
-        app.add_js_file(bundle, priority=800, defer="defer")
-        app.add_js_file("figures.js", priority=801, defer="defer")
+        app.add_js_file("figures.js", priority=800, defer="defer", **{"data-bundle": bundle})
 
 
 # Runs in <head> before the theme's deferred script; "auto" follows the reader's OS preference.
