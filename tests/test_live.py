@@ -177,7 +177,7 @@ def test_every_live_explorer_renders_and_recomputes_on_a_slider_move(
                     route.abort()  # type: ignore[attr-defined]
 
             page.route("**/*", route)
-            page.goto(f"{url}/lab/tree/live.ipynb?token={TOKEN}")
+            page.goto(f"{url}/lab/tree/live.ipynb?reset&token={TOKEN}")  # no restored tabs
 
             def js(expression: str) -> Callable[[], object]:
                 return lambda: page.evaluate(expression)
@@ -268,7 +268,7 @@ def test_a_live_session_leaves_the_chapter_and_its_twin_as_committed(
     with sync_playwright() as pw:
         browser, page = _open_lab(pw, url)
         try:
-            page.goto(f"{url}/lab/tree/{name}?token={TOKEN}")
+            page.goto(f"{url}/lab/tree/{name}?reset&token={TOKEN}")  # no restored tabs
 
             def state() -> str:
                 page.screenshot(path=str(folder / f"{name}.png"))
