@@ -7,25 +7,40 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+READER_STAMP := $(VENV)/.reader-installed
 STAMP := $(VENV)/.installed
 HTML := _build/html
 PORT ?= 8000
+# torch comes from PyTorch's CPU index (on Linux, plain PyPI's torch is the multi-GB CUDA build);
+# only when that index cannot be reached does pip fall back to its configured indexes.
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH := $(shell grep -E '^torch==' requirements/reader.txt)
+# JupyterLab refuses to start as root (containers, Binder-like machines) unless told it may.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help book test test-lib live sync lint serve bench clean browser lab
+.PHONY: help book test test-lib live sync lint serve bench clean browser lab plotly-bundle
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
 
-$(STAMP): requirements.txt pyproject.toml
+# The reader's set (make live): torch (CPU), the library with its widgets, JupyterLab, jupytext.
+$(READER_STAMP): requirements/reader.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --retries 1 --timeout 20 \
+	  --index-url $(TORCH_CPU_INDEX) "$(TORCH)" || $(BIN)/python -m pip install --quiet "$(TORCH)"
+	$(BIN)/python -m pip install --quiet -r requirements/reader.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
-	@touch $(STAMP)
+	@touch $@
+
+# The developer's set (make book, make test): the reader's plus the build, tests, lint, type check.
+$(STAMP): $(READER_STAMP) requirements.txt
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@touch $@
 
 # jupyter-cache keys a chapter by its own code only: when posenc_lib changes, drop the cache so
 # that every chapter re-runs against the new library instead of showing stale outputs.
-LIB_HASH = $(shell cat posenc_lib/*.py posenc_lib/*/*.py requirements.txt | sha256sum | cut -c1-16)
+LIB_HASH = $(shell cat posenc_lib/*.py posenc_lib/*/*.py requirements.txt requirements/*.txt | sha256sum | cut -c1-16)
 CACHE := _build/.jupyter_cache
 
 book: $(STAMP)  ## build the HTML book into _build/html (executed notebooks are cached)
@@ -54,24 +69,36 @@ test: book browser  ## build the book, then run every test
 test-lib: $(STAMP)  ## only the library tests (fast; no book build, no browser)
 	$(BIN)/python -m pytest -m "not book and not browser"
 
-live: $(STAMP)  ## JupyterLab on the chapters, with live widgets
-	$(BIN)/jupyter lab chapters/
+# jupyter_config/ (added to JUPYTER_CONFIG_PATH) opens .md chapters as notebooks and keeps the
+# chapters' .ipynb twins output-free when saved; POSENC_STATIC is dropped so explorers are live.
+live: $(READER_STAMP)  ## JupyterLab on the chapters, with live widgets (installs the reader's set only)
+	env -u POSENC_STATIC JUPYTER_CONFIG_PATH="$(CURDIR)/jupyter_config$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	  $(BIN)/jupyter lab $(ALLOW_ROOT) chapters/
 
 sync: $(STAMP)  ## re-pair every chapter .md with its output-free .ipynb
 	$(BIN)/python scripts/sync_chapters.py
 
-lint: $(STAMP)  ## ruff on the library, tests, benchmarks, scripts and chapter code
+lint: $(STAMP)  ## ruff on the library, tests, benchmarks, scripts and chapter code; mypy on the library
 	$(BIN)/ruff check posenc_lib tests benchmarks scripts _ext chapters
+	$(BIN)/mypy posenc_lib
 
 serve:  ## serve the built book on http://127.0.0.1:$(PORT)
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
 
-bench: $(STAMP)  ## print the performance figures
+# posenc_lib/static/plotly.min.js is committed (the build needs no node); this rebuilds it from npm
+# (plotly.js at the version in js/plotly-bundle/package.json, locked by its package-lock.json).
+plotly-bundle:  ## rebuild the partial plotly.js bundle from npm (needs node and npm)
+	cd js/plotly-bundle && npm ci --no-audit --no-fund && node build.js
+
+bench: book browser  ## print the performance figures (pages: needs the built book)
 	$(BIN)/python benchmarks/rope.py
 	$(BIN)/python benchmarks/widgets.py
+	$(BIN)/python benchmarks/pages.py
+	$(BIN)/python benchmarks/live.py
+	$(BIN)/python benchmarks/live.py --lab
 
 lab: $(STAMP)  ## retrain the chapter 9 lab (36 tiny models, 2 workers, ~15-40 min) into chapters/data
 	OMP_NUM_THREADS=1 $(BIN)/python -m posenc_lib.lab run --workers 2
 
 clean:  ## remove the built book and caches (keeps .venv)
-	rm -rf _build .pytest_cache .ruff_cache .hypothesis
+	rm -rf _build .pytest_cache .ruff_cache .mypy_cache .hypothesis build

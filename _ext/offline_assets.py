@@ -1,31 +1,60 @@
 """Sphinx extension: serve every script the book needs from its own ``_static`` folder.
 
-- plotly.js is copied from the installed ``plotly`` wheel (so its version always matches the
-  Python package that wrote the figures) and loaded on every page, before any figure's script.
+- plotly.js is a partial bundle that ``posenc_lib`` ships (``posenc_lib/static/``, built from npm
+  by ``js/plotly-bundle`` at the plotly.js version of the installed ``plotly`` package): only the
+  traces the book draws, ``plotly.min.js`` (scatter, heatmap; 1.2 MB) or, on a page with a 3-D
+  figure, ``plotly-3d.min.js`` (plus scatter3d; 1.8 MB). It and ``figures.js`` (which draws each
+  figure when it nears the viewport, see ``posenc_lib/display.py``) is added, deferred, only to
+  pages that have a figure, and fetches the bundle only when the first figure nears the viewport:
+  plotly never blocks or competes with parsing, so a page's text is interactive before it loads.
+- The theme's ``fontawesome.js`` (1.5 MB, swaps icons for SVG) is emptied: the theme's stylesheet
+  already draws the same icons with Font Awesome's web fonts. Its ``<script>`` tag is written by
+  the theme's template macros, not the page context, so the file is replaced after the build.
 - The stock page's ``data-mode=""`` makes pydata-sphinx-theme log "Got invalid theme mode": a tiny
   inline script sets the stored (or automatic) mode before the theme's deferred script reads it.
 - Thebe (live code on the page, loaded from a CDN) is not used: its scripts and styles are dropped,
-  which also removes the "THEBE_JS_URL has already been declared" console error.
+  which also removes the "THEBE_JS_URL has already been declared" console error. So are
+  sphinx-design's (jupyter-book loads it; the book uses none of its tabs, grids or cards).
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import plotly
 from sphinx.application import Sphinx
 
 HERE = Path(__file__).parent
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+BUNDLES = HERE.parent / "posenc_lib" / "static"
+PLOTLY_JS = ("plotly.min.js", "plotly-3d.min.js")
+# Both folders join html_static_path, so Sphinx copies them and stamps their URLs with a digest.
+STATIC_DIRS = (BUNDLES, HERE / "static")  # the plotly bundles; figures.js
+FIGURE_MARKER = 'class="plotly-graph-div"'
+THREE_D_MARKER = '"type":"scatter3d"'
 
 
-def _copy_assets(app: Sphinx, exc: Exception | None) -> None:
+def _add_static_dirs(app: Sphinx, config: object) -> None:
+    for folder in STATIC_DIRS:
+        if str(folder) not in config.html_static_path:  # type: ignore[attr-defined]
+            config.html_static_path.append(str(folder))  # type: ignore[attr-defined]
+
+
+def _empty_fontawesome(app: Sphinx, exc: Exception | None) -> None:
     if exc is not None or app.builder.format != "html":
         return
-    static = Path(app.outdir) / "_static"
-    static.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(PLOTLY_JS, static / "plotly.min.js")
+    fontawesome = Path(app.outdir) / "_static" / "scripts" / "fontawesome.js"
+    if fontawesome.is_file():
+        fontawesome.write_text(FONTAWESOME_STUB, encoding="utf-8")
+        fontawesome.with_name("fontawesome.js.map").unlink(missing_ok=True)
+
+
+def _add_plotly_where_figures_are(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
+) -> None:
+    body = str(context.get("body", ""))
+    if FIGURE_MARKER in body:
+        # Added to this page only, deferred; figures.js fetches the bundle when a figure nears.
+        bundle = PLOTLY_JS[1] if THREE_D_MARKER in body else PLOTLY_JS[0]
+        app.add_js_file("figures.js", priority=800, defer="defer", **{"data-bundle": bundle})
 
 
 # Runs in <head> before the theme's deferred script; "auto" follows the reader's OS preference.
@@ -36,26 +65,31 @@ THEME_MODE_JS = (
 )
 
 
-def _is_thebe_asset(asset: object) -> bool:
+UNUSED_ASSETS = ("thebe", "sphinx-design", "design-tabs")
+FONTAWESOME_STUB = "/* Emptied by _ext/offline_assets.py: the theme CSS's fonts draw icons */\n"
+
+
+def _is_unused_asset(asset: object) -> bool:
     filename = str(getattr(asset, "filename", asset) or "")
     body = str(getattr(asset, "attributes", {}).get("body", ""))
-    return "thebe" in filename or "THEBE_JS_URL" in body
+    return any(name in filename for name in UNUSED_ASSETS) or "THEBE_JS_URL" in body
 
 
-def _drop_thebe(
+def _drop_unused(
     app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
 ) -> None:
     for key in ("script_files", "css_files"):
         if key in context:
-            context[key] = [asset for asset in context[key] if not _is_thebe_asset(asset)]
+            context[key] = [asset for asset in context[key] if not _is_unused_asset(asset)]
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    if not PLOTLY_JS.is_file():
-        raise FileNotFoundError(f"plotly.min.js not found in the plotly package at {PLOTLY_JS}")
-    # Loaded synchronously in <head>, so `Plotly` exists when a figure's inline script runs.
-    app.add_js_file("plotly.min.js", priority=100)
+    for name in PLOTLY_JS:
+        if not (BUNDLES / name).is_file():
+            raise FileNotFoundError(f"{BUNDLES / name} is missing: run `make plotly-bundle`")
     app.add_js_file(None, body=THEME_MODE_JS, priority=50)
-    app.connect("build-finished", _copy_assets)
-    app.connect("html-page-context", _drop_thebe, priority=900)
+    app.connect("html-page-context", _add_plotly_where_figures_are)
+    app.connect("config-inited", _add_static_dirs)
+    app.connect("build-finished", _empty_fontawesome)
+    app.connect("html-page-context", _drop_unused, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}

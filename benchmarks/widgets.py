@@ -3,7 +3,7 @@
 Budgets (DESIGN.md §5): one live update <= 16 ms at default sizes and <= 100 ms at the largest
 slider values; each static figure's HTML around 300 kB (a chapter page <= 1.5 MB).
 
-An update is timed from setting a control's ``.value`` to the FigureWidget holding the new data
+An update is timed from setting a control's ``.value`` to the new figure JSON sent to the browser
 (compute + plotly validation + the widget's sync message; no browser). The median of several
 moves is reported, after one warm-up move.
 

@@ -61,7 +61,7 @@ def check_int(value: object, name: str, *, minimum: int | None = None, what: str
             and value.dtype != torch.bool
         )
         if integral_tensor:
-            value = int(value.item())
+            value = int(torch.as_tensor(value).item())
         else:
             raise TypeError(f"{name} must be {what}, got {_describe(value)}")
     value = int(value)

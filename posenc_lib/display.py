@@ -3,20 +3,29 @@
 The switch is decided once, here, from the environment variable ``POSENC_STATIC``. The Makefile's
 book build sets ``POSENC_STATIC=1``; Jupyter, Colab and Binder leave it unset and get live widgets.
 
-In static mode a plotly figure is emitted as ``text/html`` that draws with the ``plotly.min.js`` the
-book serves from its own ``_static`` folder (no CDN). Plotly >= 6 otherwise emits only a mime bundle
-that myst-nb cannot render, and the figure would silently vanish from the page.
+In static mode a plotly figure is emitted as ``text/html``: an empty ``<div>`` (sized as the figure
+will be, so the page does not jump) and the figure's JSON in a ``<script type="application/json">``
+that nothing executes. The book's ``_static/figures.js`` (added by ``_ext/offline_assets.py`` to
+pages that have a figure, deferred after the book's own ``plotly.min.js``; no CDN) draws each figure
+when it comes near the viewport, so the page's text is interactive before plotly even loads.
+Plotly >= 6 otherwise emits only a mime bundle that myst-nb cannot render, and the figure would
+silently vanish from the page.
 """
 
 from __future__ import annotations
 
+import html
 import os
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 import plotly.graph_objects as go
+from plotly.io.json import to_json_plotly
 
 STATIC_ENV_VAR = "POSENC_STATIC"
+# The attribute that ties a figure's JSON to its <div>; _ext/figures.js looks for it.
+FIGURE_DATA_ATTR = "data-plotly-figure"
 
 # One configuration for every static figure: no plotly logo, no link to an online editor.
 PLOTLY_CONFIG: dict[str, Any] = {"displaylogo": False, "responsive": True}
@@ -47,12 +56,22 @@ class StaticFigure:
         self.figure = figure
 
     def to_html(self) -> str:
-        """The ``<div>`` and ``<script>`` that draw the figure; plotly.js is not embedded."""
-        return self.figure.to_html(
-            include_plotlyjs=False,
-            full_html=False,
-            config=PLOTLY_CONFIG,
-            default_width="100%",
+        """An empty, sized ``<div>`` and the figure's JSON; the page's ``figures.js`` draws it.
+
+        plotly.js is not embedded and nothing here executes: the JSON sits in a
+        ``<script type="application/json">`` (with ``</`` escaped, so no string in the figure can
+        close it), and non-finite numbers are written as ``null``.
+        """
+        payload = self.figure.to_plotly_json()
+        payload["config"] = PLOTLY_CONFIG
+        text = to_json_plotly(payload).replace("</", "<\\/")
+        div_id = f"fig-{uuid.uuid4().hex}"
+        height = self.figure.layout.height
+        style = f"height:{int(height)}px; width:100%;" if height else "height:100%; width:100%;"
+        return (
+            f'<div id="{div_id}" class="plotly-graph-div" style="{style}"></div>'
+            f'<script type="application/json" {FIGURE_DATA_ATTR}="{html.escape(div_id)}">'
+            f"{text}</script>"
         )
 
     def _repr_html_(self) -> str:

@@ -110,7 +110,7 @@ def euler_partial_sums(theta: float, n_terms: int) -> torch.Tensor:
     terms = torch.empty(n_terms, dtype=torch.complex128)
     term = complex(1.0, 0.0)
     for k in range(n_terms):
-        terms[k] = term
+        terms[k] = term  # type: ignore[assignment]  # torch's stubs omit complex scalars
         # (iθ)^{k+1}/(k+1)! from (iθ)^k/k!: no factorial overflow, no large powers.
         term = term * complex(0.0, theta) / (k + 1)
     return terms.cumsum(dim=0)

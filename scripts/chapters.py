@@ -1,7 +1,8 @@
 """What a chapter is, in one place: used by `make sync` and by tests/test_notebooks.py.
 
 A chapter is a MyST-markdown notebook (``chapters/**/*.md`` with a jupytext header). Its first code
-cell is the setup cell, which installs ``posenc_lib`` from the repository named in ``_config.yml``.
+cell is the setup cell, which installs ``posenc_lib[widgets]`` from the repository and branch
+named in ``_config.yml``.
 Its paired ``.ipynb`` (for Colab and Binder) is generated from the ``.md`` and carries no outputs.
 """
 
@@ -19,36 +20,71 @@ CHAPTERS = ROOT / "chapters"
 SETUP_MARKER = "# Setup: makes posenc_lib importable"
 
 
+def _config() -> dict:
+    return dict(yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8")))
+
+
 def repository_url() -> str:
     """The repository URL: ``repository.url`` in ``_config.yml`` (the one place it is set)."""
-    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-    return str(config["repository"]["url"]).rstrip("/")
+    return str(_config()["repository"]["url"]).rstrip("/")
 
 
-def setup_cell_source(url: str | None = None) -> str:
-    """The exact source of every chapter's first code cell."""
-    url = url or repository_url()
+def repository_branch() -> str:
+    """The branch (or tag) the chapters install the library from: ``repository.branch``."""
+    return str(_config()["repository"].get("branch") or "main")
+
+
+def library_version() -> str:
+    """The version in ``pyproject.toml``: the library the chapters are written against."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    match = re.search(r'^version = "([^"]+)"', pyproject, re.M)
+    if match is None:
+        raise ValueError("pyproject.toml has no version line")
+    return match.group(1)
+
+
+def library_requirement(url: str | None = None, ref: str | None = None) -> str:
+    """The pip requirement the setup cell installs: the library with its widgets, at ``ref``."""
+    return f"posenc_lib[widgets] @ git+{url or repository_url()}@{ref or repository_branch()}"
+
+
+def setup_cell_source(
+    url: str | None = None, ref: str | None = None, version: str | None = None
+) -> str:
+    """The exact source of every chapter's first code cell.
+
+    It installs the library (with its ``widgets`` extra) from the repository and branch named in
+    ``_config.yml`` (so a fork or a release branch that sets them installs its own code), and
+    says which version it installed, and which version the chapter was written for.
+    """
+    requirement = library_requirement(url, ref)
     return (
         f"{SETUP_MARKER} in a bare Colab or Binder runtime (the book build has it).\n"
+        "import importlib.metadata\n"
         "import importlib.util\n"
         "import subprocess\n"
         "import sys\n"
         "\n"
-        'if importlib.util.find_spec("posenc_lib") is None:\n'
-        "    subprocess.run(\n"
-        '        [sys.executable, "-m", "pip", "install", "-q",\n'
-        f'         "posenc_lib @ git+{url}"],\n'
-        "        check=True,\n"
-        "    )"
+        f'LIBRARY = "{requirement}"\n'
+        f'WRITTEN_FOR = "{version or library_version()}"\n'
+        'if any(importlib.util.find_spec(m) is None for m in ("posenc_lib", "anywidget")):\n'
+        '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", LIBRARY], check=True)\n'
+        '    installed = importlib.metadata.version("posenc_lib")\n'
+        '    print(f"Installed posenc_lib {installed} from {LIBRARY}"\n'
+        '          f" (this chapter is written for {WRITTEN_FOR})")'
     )
 
 
-def notebook_chapters() -> list[Path]:
-    """Every chapter written as a notebook (markdown pages without a jupytext header are not)."""
+def notebook_chapters(folder: Path = CHAPTERS) -> list[Path]:
+    """Every chapter written as a notebook (markdown pages without a jupytext header are not).
+
+    Hidden folders are skipped: JupyterLab's ``.ipynb_checkpoints/`` copies are not chapters.
+    """
     return sorted(
         path
-        for path in CHAPTERS.rglob("*.md")
-        if path.read_text(encoding="utf-8").startswith("---\njupytext:")
+        for path in folder.rglob("*.md")
+        if not any(part.startswith(".") for part in path.relative_to(folder).parts)
+        and path.read_text(encoding="utf-8").startswith("---\njupytext:")
     )
 
 
@@ -77,6 +113,12 @@ def notebook_text(nb: nbformat.NotebookNode) -> str:
     return nbformat.writes(nb, version=4) + "\n"
 
 
-def fix_setup_cell_url(text: str, url: str) -> str:
-    """Point a chapter's setup cell at ``url`` (the other chapters' text is left as it is)."""
-    return re.sub(r'"posenc_lib @ git\+[^"]*"', f'"posenc_lib @ git+{url}"', text)
+def fix_setup_cell(text: str, source: str | None = None) -> str:
+    """Replace a chapter's setup cell code with ``source`` (default: :func:`setup_cell_source`).
+
+    The setup cell runs from its marker line to the end of its code cell; the rest of the chapter
+    is left as it is.
+    """
+    source = source or setup_cell_source()
+    pattern = re.compile(re.escape(SETUP_MARKER) + r".*?(?=\n```)", re.S)
+    return pattern.sub(lambda _: source, text, count=1)

@@ -5,22 +5,22 @@ from __future__ import annotations
 import sys
 
 from chapters import (
-    fix_setup_cell_url,
+    fix_setup_cell,
     notebook_chapters,
     notebook_text,
     paired_notebook,
-    repository_url,
+    setup_cell_source,
 )
 
 
 def main() -> int:
-    url = repository_url()
+    source = setup_cell_source()
     for md in notebook_chapters():
         text = md.read_text(encoding="utf-8")
-        fixed = fix_setup_cell_url(text, url)
+        fixed = fix_setup_cell(text, source)
         if fixed != text:
             md.write_text(fixed, encoding="utf-8")
-            print(f"updated setup cell URL in {md.name}")
+            print(f"updated the setup cell of {md.name}")
         ipynb = md.with_suffix(".ipynb")
         new = notebook_text(paired_notebook(md))
         if not ipynb.exists() or ipynb.read_text(encoding="utf-8") != new:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bookpages import HTML, built_pages, require_build
+from bookpages import HTML, ROOT, built_pages, require_build
 
 pytestmark = pytest.mark.book
 
@@ -59,13 +59,31 @@ def test_page_stays_within_its_size_budget(page: Path) -> None:
 def test_figures_are_html_not_dropped_mime_bundles(page: Path) -> None:
     html = page.read_text(encoding="utf-8")
     assert "application/vnd.plotly" not in html
-    # Every figure div is drawn by the page's own plotly.js, loaded before any figure script.
-    if "plotly-graph-div" in html:
-        assert html.index("_static/plotly.min.js") < html.index("Plotly.newPlot")
+    plotly = re.search(r'<script[^>]*src="[^"]*_static/plotly[^"]*"', html)
+    figures = re.search(r'<script[^>]*src="[^"]*_static/figures\.js[^"]*"[^>]*>', html)
+    assert plotly is None, "plotly.js in a <script> tag: figures.js fetches it when needed"
+    if 'class="plotly-graph-div"' in html:
+        # Drawn by the book's figures.js (deferred: never parser-blocking), which fetches the
+        # book's own bundle; every figure div has its JSON.
+        assert figures, "a page with figures lacks figures.js"
+        assert "defer" in figures.group(0)
+        bundle = re.search(r'data-bundle="(plotly(-3d)?\.min\.js)"', figures.group(0))
+        assert bundle and (HTML / "_static" / bundle.group(1)).is_file()
+        # The 3-D bundle only where a 3-D figure needs it (it is 0.56 MB heavier).
+        assert bool(bundle.group(2)) == ('"type":"scatter3d"' in html)
+        ids = re.findall(r'<div id="([^"]+)" class="plotly-graph-div"', html)
+        assert ids and all(f'data-plotly-figure="{i}"' in html for i in ids)
+    else:
+        assert figures is None, "figures.js (and so plotly.js) loaded on a page with no figure"
 
 
 def test_local_copies_of_mathjax_and_plotly_are_served() -> None:
-    assert (HTML / "_static" / "plotly.min.js").stat().st_size > 1_000_000
+    for bundle in ("plotly.min.js", "plotly-3d.min.js"):
+        served = (HTML / "_static" / bundle).read_bytes()
+        assert served == (ROOT / "posenc_lib" / "static" / bundle).read_bytes()
+    # The theme's 1.5 MB icon script is emptied (its CSS web fonts draw the icons).
+    assert (HTML / "_static" / "scripts" / "fontawesome.js").stat().st_size < 200
+    assert (HTML / "_static" / "figures.js").is_file()
     assert (HTML / "_static" / "mathjax" / "tex-chtml.js").is_file()
 
 

@@ -105,14 +105,18 @@ def _wait_for_math(page: object) -> int:
     return int(page.evaluate("document.querySelectorAll('mjx-container').length"))
 
 
+DRAWN = "gd => !!(gd._fullLayout && gd.querySelector('.main-svg'))"
+
+
 def _wait_for_figures(page: object) -> int:
-    count = int(page.evaluate("document.querySelectorAll('.plotly-graph-div').length"))
-    if count:
-        page.wait_for_function(
-            "() => Array.from(document.querySelectorAll('.plotly-graph-div'))"
-            ".every(gd => gd._fullLayout && gd.querySelector('.main-svg'))",
-            timeout=30_000,
-        )
+    """Scroll to every figure (each is drawn when it nears the viewport) and wait until drawn."""
+    figures = page.locator(".plotly-graph-div")  # type: ignore[attr-defined]
+    count = int(figures.count())
+    for index in range(count):
+        figure = figures.nth(index)
+        figure.scroll_into_view_if_needed()
+        page.wait_for_function(DRAWN, arg=figure.element_handle(), timeout=30_000)  # type: ignore[attr-defined]
+    page.evaluate("window.scrollTo(0, 0)")  # type: ignore[attr-defined]
     return count
 
 
@@ -209,3 +213,20 @@ def test_math_is_typeset_and_figures_respond_to_sliders(
         assert visit.console_errors == [], f"console errors on interaction: {visit.console_errors}"
     finally:
         page.context.close()
+
+
+def test_figures_below_the_fold_wait_until_scrolled_to(browser: object, base_url: str) -> None:
+    # The playground has figures far down the page: loaded, they are not drawn until scrolled to.
+    page_path = HTML / "chapters" / "appendix" / "playground.html"
+    page, visit = _open(browser, base_url, page_path)
+    try:
+        drawn = page.evaluate(  # type: ignore[attr-defined]
+            f"Array.from(document.querySelectorAll('.plotly-graph-div')).map({DRAWN})"
+        )
+        assert len(drawn) >= 3 and not drawn[-1], f"drawn before scrolling: {drawn}"
+        last = page.locator(".plotly-graph-div").last  # type: ignore[attr-defined]
+        last.scroll_into_view_if_needed()
+        page.wait_for_function(DRAWN, arg=last.element_handle(), timeout=30_000)  # type: ignore[attr-defined]
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import plotly.graph_objects as go
 import pytest
 
@@ -29,8 +32,25 @@ def test_static_figure_is_html_that_uses_the_page_plotly(monkeypatch: pytest.Mon
     bundle = shown._repr_mimebundle_()
     assert set(bundle) == {"text/html", "text/plain"}  # no plotly mime type for myst-nb to drop
     html = bundle["text/html"]
-    assert "Plotly.newPlot" in html and "plotly-graph-div" in html
+    assert "plotly-graph-div" in html and display.FIGURE_DATA_ATTR in html
     assert "<script src" not in html and "cdn" not in html.lower()  # plotly.js is not embedded
+    # Nothing executes: the figure is JSON that the page's figures.js draws.
+    (div_id,) = re.findall(r'<div id="([^"]+)" class="plotly-graph-div"', html)
+    payload = re.search(
+        rf'<script type="application/json" {display.FIGURE_DATA_ATTR}="{div_id}">(.*)</script>',
+        html, re.S,
+    )
+    assert payload is not None
+    figure = json.loads(payload.group(1))
+    assert set(figure) >= {"data", "layout", "config"}
+
+
+def test_static_figure_json_cannot_close_its_script_or_carry_nan() -> None:
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[float("nan"), 1.0], name="</script><b>x"))
+    html = display.StaticFigure(fig).to_html()
+    assert html.count("</script>") == 1 and "NaN" not in html
+    text = html[html.index(">{") + 1 : html.rindex("</script>")]
+    assert json.loads(text)["data"][0]["y"] == [None, 1.0]
 
 
 def test_live_mode_returns_the_figure(monkeypatch: pytest.MonkeyPatch) -> None:

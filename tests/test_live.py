@@ -1,8 +1,12 @@
-"""The reader who runs the book: live explorers in a real JupyterLab, driven by Debian's chromium.
+"""The reader who runs the book: every live explorer in a real JupyterLab, in Debian's chromium.
 
-A notebook with explorers is executed in JupyterLab (served on 127.0.0.1, every other request
-blocked). Each explorer must render its plotly FigureWidget through anywidget, and moving one of
-its ipywidgets sliders with the keyboard must round-trip through the kernel and redraw the figure.
+A notebook calling every explorer of ``posenc_lib.widgets`` at its default sizes is executed in
+JupyterLab (served on 127.0.0.1, every other request blocked). Each explorer must draw its plotly
+figure, and moving its first slider with the keyboard must round-trip through the kernel and redraw
+the figure. Warnings are errors in that kernel, and any stderr output in the notebook, or a
+traceback in the kernel's log, fails the test.
+
+Every wait is bounded and says what it waited for: a busy machine makes the test slow, never hung.
 """
 
 from __future__ import annotations
@@ -14,22 +18,33 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from posenc_lib import widgets as Wd
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 JUPYTER = Path(sys.executable).with_name("jupyter")
+ROOT = Path(__file__).resolve().parent.parent
+# The project's JupyterLab settings, as `make live` passes them.
+JUPYTER_CONFIG = ROOT / "jupyter_config"
+# A chapter opened, run and saved as a reader would during `make live`.
+CHAPTER = ROOT / "chapters" / "preface.md"
 TOKEN = "posenc-live-test"
-# (explorer call, index of the slider to move within that explorer's controls)
-EXPLORERS = [
-    ("heatmap_explorer(seq_len=32, dim=16)", 1),
-    ("decay_explorer(dim=64)", 1),
-    ("euler_explorer(theta=1.0, n_terms=4)", 0),
-]
+# Every explorer a chapter can call: the public callables that are not the ``*_live`` builders.
+EXPLORERS = sorted(
+    name for name in Wd.__all__ if not name.endswith("_live") and name != "LiveExplorer"
+)
+SETUP = "import warnings\nwarnings.simplefilter('error')\nfrom posenc_lib import widgets as Wd"
+# Generous for 2 busy cores; a slower step is a failure that names what it waited for.
+LAB_START_S = 120
+KERNEL_S = 120
+RUN_ALL_S = 300
+REDRAW_S = 60
 
 
 def _free_port() -> int:
@@ -39,16 +54,17 @@ def _free_port() -> int:
 
 
 def _write_notebook(folder: Path) -> None:
+    sources = [SETUP, *(f"Wd.{name}()" for name in EXPLORERS)]
     cells = [
         {
             "cell_type": "code",
             "execution_count": None,
-            "id": f"explorer-{i}",
+            "id": f"cell-{i}",
             "metadata": {},
             "outputs": [],
-            "source": [f"from posenc_lib.widgets import *\n{call}"],
+            "source": source,
         }
-        for i, (call, _) in enumerate(EXPLORERS)
+        for i, source in enumerate(sources)
     ]
     notebook = {
         "cells": cells,
@@ -61,86 +77,218 @@ def _write_notebook(folder: Path) -> None:
     (folder / "live.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
 
 
+def _poll(
+    check: Callable[[], object], seconds: float, what: str, context: Callable[[], str]
+) -> None:
+    """Wait until ``check()`` is truthy, at most ``seconds``; else fail saying what was awaited."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {seconds:.0f} s for {what}; {context()}")
+        time.sleep(0.25)
+
+
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     folder = tmp_path_factory.mktemp("live")
     _write_notebook(folder)
+    for twin in (CHAPTER, CHAPTER.with_suffix(".ipynb")):
+        shutil.copyfile(twin, folder / twin.name)
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != "POSENC_STATIC"}  # live mode
-    log = (folder / "server.log").open("w")
+    env["JUPYTER_CONFIG_PATH"] = str(JUPYTER_CONFIG)  # as `make live` does
+    log_path = folder / "server.log"
+    log = log_path.open("w")
     server = subprocess.Popen(
         [
             str(JUPYTER), "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
             f"--port={port}", f"--IdentityProvider.token={TOKEN}",
             f"--ServerApp.root_dir={folder}", "--LabApp.expose_app_in_browser=True",
+            f"--LabApp.workspaces_dir={folder / 'workspaces'}",  # no state kept between pages
         ],
         stdout=log, stderr=subprocess.STDOUT, env=env,
     )
+
+    def up() -> bool:
+        if server.poll() is not None:
+            pytest.fail(f"JupyterLab exited: {log_path.read_text()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            return True
+        except OSError:
+            return False
+
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail(f"JupyterLab did not start: {(folder / 'server.log').read_text()}")
-                time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}"
+        _poll(up, LAB_START_S, "JupyterLab to listen", lambda: log_path.read_text()[-2000:])
+        yield f"http://127.0.0.1:{port}", log_path
     finally:
         server.terminate()
-        server.wait(timeout=20)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=20)
         log.close()
 
 
-def test_live_explorers_render_and_recompute_on_a_slider_move(lab: str) -> None:
+# JavaScript state probes: each returns at once (no promise is awaited).
+LAB_READY = "() => !!(window.jupyterapp && document.querySelector('.jp-Notebook'))"
+KERNEL_IDLE = (
+    "() => { const w = window.jupyterapp.shell.currentWidget;"
+    " const k = w && w.sessionContext && w.sessionContext.session"
+    " && w.sessionContext.session.kernel;"
+    " return !!k && k.connectionStatus === 'connected' && k.status === 'idle'; }"
+)
+RUN_ALL = "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return true; }"
+N_PLOTS = "() => document.querySelectorAll('.jp-Cell-outputArea .js-plotly-plot').length"
+STDERR = (
+    "() => Array.from(document.querySelectorAll("
+    "'.jp-OutputArea-output[data-mime-type=\"application/vnd.jupyter.stderr\"]'))"
+    ".map(e => e.innerText.slice(0, 500))"
+)
+EXECUTION_COUNTS = (
+    "() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'))"
+    ".map(e => e.innerText.trim())"
+)
+
+
+def test_every_live_explorer_renders_and_recomputes_on_a_slider_move(
+    lab: tuple[str, Path],
+) -> None:
     from playwright.sync_api import sync_playwright
 
+    url, log_path = lab
     external: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=CHROMIUM,
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
-        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 1000})
+            page.set_default_timeout(60_000)  # no Playwright call may wait forever
 
-        def route(route: object) -> None:
-            url = route.request.url  # type: ignore[attr-defined]
-            if url.startswith(lab) or url.startswith(("data:", "blob:", "ws://127.0.0.1")):
-                route.continue_()  # type: ignore[attr-defined]
-            else:
-                external.append(url)
-                route.abort()  # type: ignore[attr-defined]
+            def route(route: object) -> None:
+                request_url = route.request.url  # type: ignore[attr-defined]
+                if request_url.startswith((url, "data:", "blob:", "ws://127.0.0.1")):
+                    route.continue_()  # type: ignore[attr-defined]
+                else:
+                    external.append(request_url)
+                    route.abort()  # type: ignore[attr-defined]
 
-        page.route("**/*", route)
-        page.goto(f"{lab}/lab/tree/live.ipynb?token={TOKEN}")
-        page.wait_for_function(
-            "() => window.jupyterapp && document.querySelector('.jp-Notebook')", timeout=90_000
-        )
-        page.wait_for_timeout(1500)  # let the kernel connect
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        outputs = page.locator(".jp-Cell-outputArea")
-        page.wait_for_function(
-            f"() => document.querySelectorAll('.jp-Cell-outputArea .js-plotly-plot').length"
-            f" >= {len(EXPLORERS)}",
-            timeout=120_000,
-        )
-        for index, (call, slider_index) in enumerate(EXPLORERS):
-            output = outputs.nth(index)
-            output.scroll_into_view_if_needed()
-            plot = output.locator(".js-plotly-plot").first
-            page.wait_for_timeout(500)
-            before = plot.screenshot()
-            readout = output.locator(".widget-readout").nth(slider_index)
-            value_before = readout.inner_text()
-            output.locator(".noUi-handle").nth(slider_index).focus()
-            for _ in range(5):
-                page.keyboard.press("ArrowRight")
-            # The kernel recomputes and the FigureWidget redraws: wait for the pixels to change.
-            deadline = time.monotonic() + 20
-            while plot.screenshot() == before:
-                assert time.monotonic() < deadline, f"{call}: the figure did not redraw"
-                page.wait_for_timeout(250)
-            assert readout.inner_text() != value_before, f"{call}: the slider did not move"
-        browser.close()
+            page.route("**/*", route)
+            page.goto(f"{url}/lab/tree/live.ipynb?reset&token={TOKEN}")  # no restored tabs
+
+            def js(expression: str) -> Callable[[], object]:
+                return lambda: page.evaluate(expression)
+
+            def state() -> str:
+                return (
+                    f"prompts {page.evaluate(EXECUTION_COUNTS)}, "
+                    f"plots drawn {page.evaluate(N_PLOTS)} of {len(EXPLORERS)}, "
+                    f"stderr {page.evaluate(STDERR)}, "
+                    f"server log tail: {log_path.read_text()[-1500:]}"
+                )
+
+            _poll(js(LAB_READY), LAB_START_S, "JupyterLab to open the notebook", lambda: "")
+            _poll(js(KERNEL_IDLE), KERNEL_S, "the kernel to connect and be idle", state)
+            page.evaluate(RUN_ALL)  # fire and forget: progress is polled below
+            _poll(  # stops early on stderr, which fails just below
+                lambda: page.evaluate(N_PLOTS) >= len(EXPLORERS) or page.evaluate(STDERR),
+                RUN_ALL_S,
+                f"all {len(EXPLORERS)} explorers to draw after run-all",
+                state,
+            )
+            _poll(js(KERNEL_IDLE), KERNEL_S, "the kernel to finish run-all", state)
+            assert page.evaluate(STDERR) == [], f"stderr in the notebook: {page.evaluate(STDERR)}"
+
+            cells = page.locator(".jp-CodeCell")
+            for index, name in enumerate(EXPLORERS, start=1):
+                output = cells.nth(index).locator(".jp-Cell-outputArea")
+                output.scroll_into_view_if_needed()
+                plot = output.locator(".js-plotly-plot").first
+                page.wait_for_timeout(300)
+                before = plot.screenshot()
+                readout = output.locator(".widget-readout").first
+                value_before = readout.inner_text()
+                output.locator(".noUi-handle").first.focus()
+                for _ in range(5):
+                    page.keyboard.press("ArrowRight")
+                # The kernel recomputes and the figure redraws: wait for the pixels to change.
+                _poll(
+                    lambda plot=plot, before=before: plot.screenshot() != before,
+                    REDRAW_S,
+                    f"{name}: the figure to redraw after a slider move",
+                    state,
+                )
+                assert readout.inner_text() != value_before, f"{name}: the slider did not move"
+            _poll(js(KERNEL_IDLE), KERNEL_S, "the kernel to be idle after the slider moves", state)
+            assert page.evaluate(STDERR) == [], f"stderr in the notebook: {page.evaluate(STDERR)}"
+        finally:
+            browser.close()
+    log = log_path.read_text()
+    assert "Traceback" not in log, f"an error in the kernel or server: {log[-3000:]}"
     assert external == [], f"requests leaving the machine: {external[:5]}"
+
+
+def _open_lab(pw: object, url: str) -> tuple[object, object]:
+    browser = pw.chromium.launch(  # type: ignore[attr-defined]
+        executable_path=CHROMIUM,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    )
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    page.set_default_timeout(60_000)
+    return browser, page
+
+
+ALL_RUN = (
+    "() => { const w = window.jupyterapp.shell.currentWidget;"
+    " if (!w || !w.content || !w.content.widgets) return false;"
+    " const code = w.content.widgets.filter(c => c.model.type === 'code');"
+    " return code.length > 0 && code.every(c => c.model.executionCount !== null); }"
+)
+VIEWER = (
+    "() => { const w = window.jupyterapp.shell.currentWidget;"
+    " return w ? (w.context && w.context.path) + ' ' + (w.content && w.content.constructor.name)"
+    " + ' ' + !!w.node.querySelector('.jp-Notebook') : 'none'; }"
+)
+
+
+@pytest.mark.parametrize("name", [CHAPTER.name, CHAPTER.with_suffix(".ipynb").name])
+def test_a_live_session_leaves_the_chapter_and_its_twin_as_committed(
+    lab: tuple[str, Path], name: str
+) -> None:
+    """`make live`: a chapter opens as a notebook, runs, saves, and nothing committed changes."""
+    from playwright.sync_api import sync_playwright
+
+    url, log_path = lab
+    folder = log_path.parent
+    committed = {p.name: p.read_bytes() for p in (folder / CHAPTER.name,
+                                                   folder / CHAPTER.with_suffix(".ipynb").name)}
+    with sync_playwright() as pw:
+        browser, page = _open_lab(pw, url)
+        try:
+            page.goto(f"{url}/lab/tree/{name}?reset&token={TOKEN}")  # no restored tabs
+
+            def state() -> str:
+                page.screenshot(path=str(folder / f"{name}.png"))
+                return (
+                    f"screenshot {folder / f'{name}.png'}; current widget: "
+                    f"{page.evaluate(VIEWER)}; log: {log_path.read_text()[-1500:]}"
+                )
+
+            _poll(lambda: page.evaluate(LAB_READY), LAB_START_S,
+                  f"{name} to open as a notebook (jupytext's viewer for .md)", state)
+            _poll(lambda: page.evaluate(KERNEL_IDLE), KERNEL_S, "the kernel to be idle", state)
+            page.evaluate(RUN_ALL)
+            _poll(lambda: page.evaluate(ALL_RUN), RUN_ALL_S, f"every cell of {name} to run", state)
+            _poll(lambda: page.evaluate(KERNEL_IDLE), KERNEL_S, "the kernel to finish", state)
+            assert page.evaluate(STDERR) == [], f"stderr in {name}: {page.evaluate(STDERR)}"
+            page.evaluate("() => { window.jupyterapp.commands.execute('docmanager:save'); }")
+            _poll(lambda: f"Saving file at /{name}" in log_path.read_text(),
+                  60, f"{name} to be saved", state)
+            time.sleep(1)
+        finally:
+            browser.close()
+    for file_name, before in committed.items():
+        assert (folder / file_name).read_bytes() == before, f"saving {name} changed {file_name}"

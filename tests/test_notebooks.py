@@ -64,11 +64,25 @@ def test_chapter_has_a_label_before_its_title(md: Path) -> None:
     assert lines[1].startswith("# ")
 
 
-def test_setup_cell_follows_the_configured_repository() -> None:
-    url = "https://example.org/someone/fork"
-    text = 'x = ["posenc_lib @ git+https://github.com/a/b"]'
-    assert chapters.fix_setup_cell_url(text, url) == f'x = ["posenc_lib @ git+{url}"]'
-    assert url in chapters.setup_cell_source(url)
+def test_setup_cell_follows_the_configured_repository_and_branch() -> None:
+    url, ref = "https://example.org/someone/fork", "v0.2"
+    old = "```{code-cell} ipython3\n" + chapters.setup_cell_source() + "\n```\ntext\n"
+    new = chapters.fix_setup_cell(old, chapters.setup_cell_source(url, ref))
+    assert f"posenc_lib[widgets] @ git+{url}@{ref}" in new and new.endswith("\n```\ntext\n")
+    assert chapters.library_version() in chapters.setup_cell_source()
+
+
+def test_setup_cell_installs_and_reports_the_library(tmp_path: Path) -> None:
+    # Run the cell with pip replaced by a stub: it installs the widgets extra and says what it got.
+    source = chapters.setup_cell_source().replace(
+        "subprocess.run(", "calls.append("
+    ).replace(", check=True)", ")")
+    source = source.replace("importlib.util.find_spec(m) is None", "True")
+    namespace: dict[str, object] = {"calls": []}
+    exec(compile(source, "setup-cell", "exec"), namespace)
+    (command,) = namespace["calls"]  # type: ignore[misc]
+    assert command[-1] == chapters.library_requirement()
+    assert command[-1].startswith("posenc_lib[widgets] @ git+")
 
 
 def test_every_toc_entry_exists_and_every_chapter_is_listed() -> None:
@@ -76,5 +90,16 @@ def test_every_toc_entry_exists_and_every_chapter_is_listed() -> None:
     for entry in listed:
         assert (ROOT / f"{entry}.md").exists(), f"_toc.yml lists {entry}, which does not exist"
     for md in ROOT.joinpath("chapters").rglob("*.md"):
+        if ".ipynb_checkpoints" in md.parts:
+            continue  # JupyterLab's copies during `make live`
         entry = str(md.relative_to(ROOT).with_suffix(""))
         assert entry in listed, f"{md.name} is not in _toc.yml"
+
+
+def test_checkpoint_copies_are_not_chapters(tmp_path: Path) -> None:
+    # `make live` leaves chapters/.ipynb_checkpoints/NAME-checkpoint.md behind: never a chapter.
+    header = "---\njupytext:\n  text_representation: {}\n---\n"
+    (tmp_path / "01_a.md").write_text(header, encoding="utf-8")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "01_a-checkpoint.md").write_text(header, encoding="utf-8")
+    assert chapters.notebook_chapters(tmp_path) == [tmp_path / "01_a.md"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
@@ -39,7 +41,8 @@ def test_one_call_gives_static_html_or_a_live_ui(
     assert set(bundle) == {"text/html", "text/plain"} and "plotly-graph-div" in bundle["text/html"]
     monkeypatch.delenv(STATIC_ENV_VAR)
     ui = explorer()
-    assert isinstance(ui, Wd.LiveExplorer) and isinstance(ui.figure, go.FigureWidget)
+    assert isinstance(ui, Wd.LiveExplorer) and isinstance(ui.figure, go.Figure)
+    assert json.loads(ui.view.figure)["data"]  # the browser gets the figure as JSON
 
 
 def test_heatmap_recomputes_on_base_dim_and_length() -> None:

@@ -82,7 +82,9 @@ def _lists(a: Any, decimals: int) -> Any:
     """Rounded nested lists for slider args (NaN -> None; -0.0 -> 0.0 saves a byte each)."""
     arr = np.round(np.asarray(a, dtype=np.float64), decimals) + 0.0
     if np.isnan(arr).any():
-        return np.where(np.isnan(arr), None, arr).tolist()
+        out = arr.astype(object)
+        out[np.isnan(arr)] = None
+        return out.tolist()
     return arr.tolist()
 
 

@@ -190,7 +190,7 @@ def encoding_heatmap(
         "binary": "Binary encoding: feature j holds bit j of p (jumpy)",
     }[scheme]
     fig = go.Figure()
-    layout = {
+    layout: dict[str, Any] = {
         "xaxis": {"title": {"text": f"dimension index (d = {dim})"}},
         "yaxis": {"title": {"text": "position p"}, "autorange": "reversed"},
     }

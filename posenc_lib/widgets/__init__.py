@@ -1,4 +1,4 @@
-"""Live explorers: ipywidgets controls that recompute a plotly ``FigureWidget`` on every move.
+"""Live explorers: ipywidgets controls that recompute a live plotly figure on every move.
 
 Each ``*_explorer`` is one call in a chapter. Through :func:`posenc_lib.display.explorer` it shows
 the live UI in a kernel and, in the book build (``POSENC_STATIC=1``), the static figure of

@@ -1,27 +1,90 @@
-"""The live-explorer frame shared by every explorer: controls above a plotly ``FigureWidget``."""
+"""The live-explorer frame shared by every explorer: controls above a live plotly figure.
+
+The figure is drawn in the browser by a small anywidget (``posenc_lib/static/live_figure.js``)
+with the library's partial plotly.js bundle, sent once per notebook through a shared
+:class:`PlotlyLibrary` model, instead of plotly's ``FigureWidget`` (whose 4.96 MB bundle is stored
+with every explorer). In Python, ``LiveExplorer.figure`` is a plain ``go.Figure``: explorers update
+it in place (``figure.data[i].update(...)``, ``figure.layout...``) inside :meth:`refresh`, which
+then sends the figure's JSON once (non-finite numbers as ``null``); ``Plotly.react`` redraws it.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+import anywidget
 import ipywidgets as W
 import plotly.graph_objects as go
+import traitlets
+from plotly.io.json import to_json_plotly
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+
+
+@cache
+def _plotly_source() -> tuple[str, str]:
+    """The partial plotly.js bundle and its version, read once."""
+    source = (STATIC / "plotly-3d.min.js").read_text(encoding="utf-8")  # the spiral is 3-D
+    match = re.search(r"plotly\.js v(\d+\.\d+\.\d+)", source[:300])
+    return source, match.group(1) if match else "unknown"
+
+
+class PlotlyLibrary(W.Widget):
+    """plotly.js for the live figures: one model per kernel, shared by every :class:`FigureView`.
+
+    A notebook stores it once (not once per figure); the browser evaluates it once per page.
+    """
+
+    _model_name = traitlets.Unicode("WidgetModel").tag(sync=True)
+    source = traitlets.Unicode().tag(sync=True)
+    version = traitlets.Unicode().tag(sync=True)
+
+
+@cache
+def plotly_library() -> PlotlyLibrary:
+    """The kernel's one :class:`PlotlyLibrary` model."""
+    source, version = _plotly_source()
+    return PlotlyLibrary(source=source, version=version)
+
+
+class FigureView(anywidget.AnyWidget):  # type: ignore[misc]
+    """Draws a figure sent as JSON with the shared plotly.js; ``show`` sends a new state."""
+
+    _esm = STATIC / "live_figure.js"
+    figure = traitlets.Unicode("{}").tag(sync=True)
+    library = traitlets.Instance(PlotlyLibrary).tag(sync=True, **W.widget_serialization)
+
+    def __init__(self, figure: go.Figure) -> None:
+        super().__init__(library=plotly_library())
+        self.show(figure)
+
+    def show(self, figure: go.Figure) -> None:
+        """Send ``figure`` to the browser (NaN and infinities become ``null``)."""
+        payload = figure.to_plotly_json()
+        payload["config"] = {"displaylogo": False, "responsive": True}
+        self.figure = to_json_plotly(payload)
 
 _SLIDER_LAYOUT = W.Layout(width="420px")
 _STYLE = {"description_width": "140px"}
 
 
 class LiveExplorer(W.VBox):
-    """Controls above a ``go.FigureWidget``; any control change calls ``update(self)``.
+    """Controls above a live figure; any control change calls ``update(self)``, then redraws.
 
     Attributes
     ----------
     controls : dict[str, ipywidgets.Widget]
         The value widgets by parameter name (tests drive them by setting ``.value``).
-    figure : plotly.graph_objects.FigureWidget
-        Updated in place, inside ``batch_update`` so the browser redraws once per move.
+    figure : plotly.graph_objects.Figure
+        Updated in place by ``update`` (inside ``batch_update``); :meth:`refresh` then sends it
+        to the browser once per move.
+    view : FigureView
+        The widget that draws ``figure`` in the browser.
     text : ipywidgets.HTML
         Extra output under the figure (the RoPE calculator's config lines), else empty.
 
@@ -40,11 +103,12 @@ class LiveExplorer(W.VBox):
     ) -> None:
         _check_ranges(controls)
         self.controls = controls
-        self.figure = go.FigureWidget(figure)
+        self.figure = go.Figure(figure)
+        self.view = FigureView(self.figure)
         self.text = W.HTML("")
         self._update = update
         self._busy = False
-        super().__init__([W.VBox(list(controls.values())), self.figure, self.text])
+        super().__init__([W.VBox(list(controls.values())), self.view, self.text])
         for control in controls.values():
             control.observe(self._on_change, names="value")
 
@@ -66,6 +130,7 @@ class LiveExplorer(W.VBox):
                 self._update(self)
         finally:
             self._busy = False
+        self.view.show(self.figure)
 
 
 # Slider constructors. Each remembers the value it was asked to show: ipywidgets would silently

@@ -56,7 +56,7 @@ def offset_explorer(
     max_offset: int = 64,
 ) -> Any:
     """RoPE scores under a shared shift; see :func:`posenc_lib.viz.offset.rope_offset_figure`."""
-    kw = {"m": m, "n": n, "max_offset": max_offset}
+    kw: dict[str, Any] = {"m": m, "n": n, "max_offset": max_offset}
     return explorer(
         lambda: rope_offset_figure(dim, base, offset, seed, **kw),
         lambda: offset_live(dim, base, offset, seed, **kw),

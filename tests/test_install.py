@@ -1,0 +1,109 @@
+"""The library as others install it: a light core, a `widgets` extra, typed, SPDX-licensed."""
+
+from __future__ import annotations
+
+import email
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WIDGET_MODULES = ("plotly", "ipywidgets", "anywidget", "IPython")
+
+
+def test_import_posenc_lib_needs_none_of_the_widget_packages() -> None:
+    # Those packages are made unimportable: the core must import and work without them.
+    code = (
+        "import sys\n"
+        f"for name in {WIDGET_MODULES!r}:\n"
+        "    sys.modules[name] = None\n"
+        "import posenc_lib\n"
+        "assert posenc_lib.sinusoidal_table(4, 8).shape == (4, 8)\n"
+        f"loaded = [m for m in {WIDGET_MODULES!r} if sys.modules.get(m) is not None]\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_wheel_has_an_spdx_license_a_widgets_extra_and_a_typed_marker(tmp_path: Path) -> None:
+    # Built from a copy, so that setuptools' build/ never lands in the working tree.
+    source = tmp_path / "src"
+    shutil.copytree(ROOT / "posenc_lib", source / "posenc_lib",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copyfile(ROOT / name, source / name)
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+         "--wheel-dir", str(tmp_path / "dist"), str(source)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    (wheel,) = (tmp_path / "dist").glob("posenc_lib-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        metadata = email.message_from_string(archive.read(metadata_name).decode())
+    assert "posenc_lib/py.typed" in names
+    assert metadata["License-Expression"] == "MIT"
+    assert metadata.get_all("Provides-Extra") == ["widgets"]
+    requires = metadata.get_all("Requires-Dist")
+    core = [r for r in requires if "extra ==" not in r]
+    extra = [r for r in requires if 'extra == "widgets"' in r]
+    assert sorted(r.split(">")[0] for r in core) == ["numpy", "torch"]
+    assert sorted(r.split(">")[0] for r in extra) == ["anywidget", "ipywidgets", "plotly"]
+
+
+def test_the_library_type_checks() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental"], cwd=ROOT, capture_output=True,
+        text=True, timeout=600, check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+STATIC = ROOT / "posenc_lib" / "static"
+BUNDLE = STATIC / "plotly-3d.min.js"
+
+
+def test_the_partial_plotly_bundles_draw_every_trace_the_figures_use() -> None:
+    import re
+
+    used = {
+        name.lower()
+        for path in (ROOT / "posenc_lib").rglob("*.py")
+        for name in re.findall(r"\bgo\.([A-Z]\w*)\(", path.read_text(encoding="utf-8"))
+        if name not in {"Figure", "FigureWidget"}
+    }
+    bundles = {"entry.js": "plotly.min.js", "entry-3d.js": "plotly-3d.min.js"}
+    traces = {}
+    for entry, bundle in bundles.items():
+        source = (ROOT / "js" / "plotly-bundle" / entry).read_text(encoding="utf-8")
+        lib = set(re.findall(r"require\('plotly\.js/lib/(\w+)'\)", source)) - {"core"}
+        traces[bundle] = ["scatter", *sorted(lib)]  # scatter is in plotly's core
+        header = (STATIC / bundle).read_text(encoding="utf-8")[:400]
+        assert f"Partial bundle: {', '.join(traces[bundle])}." in header, (
+            f"posenc_lib/static/{bundle} is stale: run `make plotly-bundle`"
+        )
+    missing = used - set(traces["plotly-3d.min.js"])
+    assert not missing, f"traces missing from js/plotly-bundle/entry-3d.js: {missing}"
+    assert used - {"scatter3d"} <= set(traces["plotly.min.js"])
+
+
+def test_the_bundle_is_the_plotly_js_version_of_the_python_package() -> None:
+    import re
+
+    import plotly
+
+    full = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    version = re.compile(r"plotly\.js v(\d+\.\d+\.\d+)")
+    expected = version.search(full.read_text(encoding="utf-8")[:300])
+    ours = version.search(BUNDLE.read_text(encoding="utf-8")[:300])
+    assert expected and ours and ours.group(1) == expected.group(1)
+    package = (ROOT / "js" / "plotly-bundle" / "package.json").read_text(encoding="utf-8")
+    assert f'"plotly.js": "{expected.group(1)}"' in package
