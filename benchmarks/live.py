@@ -101,7 +101,15 @@ def lab() -> None:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
         )
         try:
-            time.sleep(5)
+            deadline = time.monotonic() + 120
+            while True:  # wait (bounded) for the server to listen
+                try:
+                    socket.create_connection(("127.0.0.1", port), 0.5).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline or server.poll() is not None:
+                        raise RuntimeError("JupyterLab did not start") from None
+                    time.sleep(0.5)
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM,
                                              args=["--no-sandbox", "--disable-gpu"])
