@@ -280,6 +280,8 @@ def extended_rope(
         return scaling.pi_inv_freq(dim, base, factor), 1.0
     if method == "ntk":
         return scaling.ntk_inv_freq(dim, base, factor), 1.0
+    # Every method below reads the original context; its presence was checked above.
+    assert original is not None
     if method == "dynamic":
         length = original if seq_len is None else seq_len
         return scaling.dynamic_ntk_inv_freq(dim, base, factor, length, original), 1.0

@@ -184,7 +184,7 @@ def all_ones_scores(
     for start in range(0, dist.numel(), _CHUNK):
         d = dist[start : start + _CHUNK, None]
         terms = 2 * torch.cos(d * theta)
-        if zeta is not None:
+        if zeta is not None and xpos_scale_base is not None:
             terms = terms * zeta ** (d / xpos_scale_base)
         out[start : start + d.shape[0]] = terms.sum(-1)
     return out

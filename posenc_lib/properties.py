@@ -398,11 +398,12 @@ def scorecard(
         "closest_pair_relative": closest_pair_relative(table),
     }
     c = SCORECARD_CRITERIA
+    measured = {k: v for k, v in scores.items() if isinstance(v, float)}
     scores["passes"] = {
-        "length_dependence": scores["length_dependence"] <= c["length_dependence"],
-        "dot_product_spread": scores["dot_product_spread"] <= c["dot_product_spread"],
+        "length_dependence": measured["length_dependence"] <= c["length_dependence"],
+        "dot_product_spread": measured["dot_product_spread"] <= c["dot_product_spread"],
         "max_abs_long": max_abs_long is not None and max_abs_long <= c["max_abs_long"],
-        "closest_pair_relative": scores["closest_pair_relative"] >= c["closest_pair_relative"],
+        "closest_pair_relative": measured["closest_pair_relative"] >= c["closest_pair_relative"],
     }
     return scores
 

@@ -562,7 +562,7 @@ class RotaryEmbedding(nn.Module):
             value = check_inv_freq(value, self.dim)  # float64, on the value's device
         elif name == "attention_scaling":
             value = check_positive(value, "attention_scaling")
-        super().__setattr__(name, value)
+        super().__setattr__(name, value)  # type: ignore[arg-type]  # validated above
         if name in ("inv_freq", "attention_scaling", "convention") and "_cache" in self.__dict__:
             self._cache = {}
 
@@ -637,9 +637,10 @@ class RotaryEmbedding(nn.Module):
         """
         seq_len = check_length(seq_len, "seq_len")
         check_size(("seq_len", seq_len), ("dim", self.dim), what="the (seq_len, dim) tables")
-        device = check_device(device)
+        checked = check_device(device)
         dtype = check_dtype(dtype)
-        return tuple(t.clone() for t in self._cached_tables(seq_len, device, dtype))
+        where = self.inv_freq.device if checked is None else checked
+        return tuple(t.clone() for t in self._cached_tables(seq_len, where, dtype))
 
     def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]  # nn.Module's signature
         # .half()/.to(dtype) would round the spectrum: move it to the new device, keep float64,

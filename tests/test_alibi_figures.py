@@ -217,7 +217,7 @@ def test_every_live_explorer_sends_only_json(wire: list[dict], name: str) -> Non
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ui = getattr(Wd, name)()
-        json_packer(_remove_buffers(ui.figure.get_state())[0])  # the state sent on display
+        json_packer(_remove_buffers(ui.view.get_state())[0])  # the state sent on display
         for control in ui.controls.values():
             if hasattr(control, "max") and hasattr(control, "min"):
                 for value in (control.max, control.min, control.value):

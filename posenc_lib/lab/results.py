@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from .._validation import check_choice
+from . import tasks
 from .model import TinyDecoder
 from .run import ARTIFACTS_NAME, RESULTS_NAME
 from .train import LabSettings, build_model
@@ -123,6 +124,7 @@ def reference_loss(settings: LabSettings | None = None) -> dict[int, float]:
 
     settings = LabSettings() if settings is None else settings
     task = task_for(settings, "markov")
+    assert isinstance(task, tasks.MarkovTask)
     out = {}
     for length in settings.eval_lengths:
         inputs, targets, scored = eval_batch(settings, task, length)

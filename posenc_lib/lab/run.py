@@ -171,10 +171,11 @@ def run_lab(settings: LabSettings | None = None, out_dir: str | Path = "chapters
         "total_wall_time_s": time.perf_counter() - start,
         "runs": records,
     }
+    minutes = (time.perf_counter() - start) / 60
     (out_dir / RESULTS_NAME).write_text(json.dumps(results, indent=1) + "\n")
     np.savez_compressed(out_dir / ARTIFACTS_NAME, **artifacts)
     print(f"wrote {out_dir / RESULTS_NAME} and {out_dir / ARTIFACTS_NAME} "
-          f"({len(records)} runs, {results['total_wall_time_s'] / 60:.1f} min)", file=sys.stderr)
+          f"({len(records)} runs, {minutes:.1f} min)", file=sys.stderr)
     return results
 
 

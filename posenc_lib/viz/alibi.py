@@ -51,6 +51,10 @@ _MAX_HEAD_STEPS = 12
 _REACH_NATS = (1.0, 5.0, 10.0)
 _WINDOW_POINTS = 16
 
+# JSON null for plotly (a gap or a blank cell); never NaN, which the widget protocol rejects.
+_NONE = np.array(None, dtype=object)
+_GAP = np.array([None], dtype=object)  # one null appended between traces' segments
+
 
 def _none_where_masked(a: np.ndarray, decimals: int | None = None) -> Any:
     """``a`` with ``None`` where it is not finite (−inf masked cells).
@@ -60,9 +64,9 @@ def _none_where_masked(a: np.ndarray, decimals: int | None = None) -> Any:
     """
     finite = np.isfinite(a)
     if decimals is None:
-        return np.where(finite, a, None)
+        return np.where(finite, a, _NONE)
     a = np.round(np.where(finite, a, 0.0), decimals) + 0.0
-    return np.where(finite, a, None).tolist()
+    return np.where(finite, a, _NONE).tolist()
 
 
 def _sampled(n: int, at_most: int) -> np.ndarray:
@@ -421,8 +425,8 @@ def _window_state(n_heads: int, window: int, max_factor: int) -> dict[str, Any]:
     mass = _np(alibi_window_mass(n_heads, lengths.astype(int).tolist(), window))
     slopes = _np(alibi_slopes(n_heads, dtype=torch.float64))
     n = len(lengths)
-    x = np.concatenate([np.append(lengths, None) for _ in range(n_heads)]).tolist()
-    y = np.concatenate([np.append(np.round(row, 4), None) for row in mass]).tolist()
+    x = np.concatenate([np.append(lengths, _GAP) for _ in range(n_heads)]).tolist()
+    y = np.concatenate([np.append(np.round(row, 4), _GAP) for row in mass]).tolist()
     # The marker colour, log2(1/m), is also what the hover shows to tell the heads apart.
     colour = np.repeat(np.log2(1.0 / slopes), n + 1)
     return {"x": x, "y": y, "marker": {"color": np.round(colour, 3).tolist()}}

@@ -206,7 +206,8 @@ def lab_attention_maps(artifacts: dict[str, np.ndarray], task: str = "copy",
         for layer, grid in enumerate(maps):
             n = grid.shape[0]
             ticks = np.arange(n) * cell
-            lower = np.where(np.tril(np.ones((n, n), dtype=bool)), np.round(grid, 2), None)
+            blank = np.array(None, dtype=object)  # JSON null: the masked upper triangle
+            lower = np.where(np.tril(np.ones((n, n), dtype=bool)), np.round(grid, 2), blank)
             fig.add_trace(go.Heatmap(
                 z=lower.tolist(), x=ticks, y=ticks, colorscale=SEQUENTIAL, zmin=0, zmax=0.5,
                 showscale=layer == 1, visible=c_index == 0,
