@@ -93,7 +93,9 @@ def _task_menu(fig: go.Figure, groups: list[list[bool]], tasks: list[str]) -> No
                  {"title": {"text": "cross-entropy beyond L (nats)"}, "autorange": True})
         buttons.append({"label": TASK_LABELS[task], "method": "update",
                         "args": [{"visible": visible}, {"yaxis": yaxis}]})
-    fig.update_layout(updatemenus=[_buttons(buttons, 0)])
+    # Under the legend, right of the plot: the long title keeps the space above the axes.
+    menu = {**_buttons(buttons, 0), "x": 1.02, "xanchor": "left", "y": 0.0, "yanchor": "bottom"}
+    fig.update_layout(updatemenus=[menu])
 
 
 def _curves(task_series: dict[str, list[tuple[str, str, dict]]],
