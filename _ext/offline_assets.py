@@ -12,6 +12,14 @@
   the theme's template macros, not the page context, so the file is replaced after the build.
 - The stock page's ``data-mode=""`` makes pydata-sphinx-theme log "Got invalid theme mode": a tiny
   inline script sets the stored (or automatic) mode before the theme's deferred script reads it.
+- MathJax (served by sphinx-mathjax-offline) is loaded as its parts, not the 1.2 MB
+  ``tex-chtml.js``: ``startup.js`` fetches the core, TeX input, CommonHTML output and the
+  assistive-MathML module (screen readers) — 0.76 MB. Left out: the right-click menu and its
+  speech tools, which the book does not use.
+- pydata-sphinx-theme loads Sphinx's search scripts and the whole search index (0.15 MB) in
+  every page's ``<head>``, parser-blocking, for its search-as-you-type mode, which the book leaves
+  off: its search box submits to ``search.html``, which loads them itself. They are removed from
+  every other page after the build.
 - Thebe (live code on the page, loaded from a CDN) is not used: its scripts and styles are dropped,
   which also removes the "THEBE_JS_URL has already been declared" console error. So are
   sphinx-design's (jupyter-book loads it; the book uses none of its tabs, grids or cards).
@@ -19,6 +27,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -36,6 +45,40 @@ def _add_static_dirs(app: Sphinx, config: object) -> None:
     for folder in STATIC_DIRS:
         if str(folder) not in config.html_static_path:  # type: ignore[attr-defined]
             config.html_static_path.append(str(folder))  # type: ignore[attr-defined]
+
+
+# MathJax's parts, fetched by startup.js: what tex-chtml.js holds, minus the menu.
+MATHJAX_STARTUP = "mathjax/startup.js"
+MATHJAX_PARTS = ["input/tex", "output/chtml", "a11y/assistive-mml"]
+
+
+def _load_mathjax_in_parts(app: Sphinx, config: object) -> None:
+    # Runs after every extension's setup(), so it overrides sphinx-mathjax-offline's tex-chtml.js.
+    config.mathjax_path = MATHJAX_STARTUP  # type: ignore[attr-defined]
+    mathjax = dict(config.mathjax3_config or {})  # type: ignore[attr-defined]
+    loader = dict(mathjax.get("loader", {}))
+    loader["load"] = list(dict.fromkeys([*loader.get("load", []), *MATHJAX_PARTS]))
+    mathjax["loader"] = loader
+    config.mathjax3_config = mathjax  # type: ignore[attr-defined]
+
+
+# The theme's <head> lines for search-as-you-type (off in this book); search.html keeps its own.
+SEARCH_TAGS = re.compile(
+    r'[ \t]*<script src="(?:\.\./)*(?:_static/searchtools\.js|_static/language_data\.js|'
+    r'searchindex\.js)"></script>\n?'
+)
+
+
+def _drop_search_scripts(app: Sphinx, exc: Exception | None) -> None:
+    if exc is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        if page.name == "search.html" and page.parent == Path(app.outdir):
+            continue
+        text = page.read_text(encoding="utf-8")
+        lean = SEARCH_TAGS.sub("", text)
+        if lean != text:
+            page.write_text(lean, encoding="utf-8")
 
 
 def _empty_fontawesome(app: Sphinx, exc: Exception | None) -> None:
@@ -90,6 +133,8 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_js_file(None, body=THEME_MODE_JS, priority=50)
     app.connect("html-page-context", _add_plotly_where_figures_are)
     app.connect("config-inited", _add_static_dirs)
+    app.connect("config-inited", _load_mathjax_in_parts)
+    app.connect("build-finished", _drop_search_scripts)
     app.connect("build-finished", _empty_fontawesome)
     app.connect("html-page-context", _drop_unused, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}

@@ -14,14 +14,18 @@ silently vanish from the page.
 
 from __future__ import annotations
 
+import base64
 import html
+import json
+import math
 import os
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
-from plotly.io.json import to_json_plotly
+from plotly.utils import PlotlyJSONEncoder
 
 STATIC_ENV_VAR = "POSENC_STATIC"
 # The attribute that ties a figure's JSON to its <div>; _ext/figures.js looks for it.
@@ -29,6 +33,75 @@ FIGURE_DATA_ATTR = "data-plotly-figure"
 
 # One configuration for every static figure: no plotly logo, no link to an online editor.
 PLOTLY_CONFIG: dict[str, Any] = {"displaylogo": False, "responsive": True}
+
+# A page's figures are for the eye: 6 significant digits are finer than a pixel at any size the
+# book draws and than every hover format it uses, and binary float64 arrays go out as float32
+# (7 digits). Together they roughly halve a chapter's figure bytes (benchmarks/pages.py).
+SIGNIFICANT_DIGITS = 6
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def _round(value: float) -> float | int:
+    if not math.isfinite(value):
+        return value
+    if value.is_integer() and abs(value) < 2**53:
+        return int(value)  # "3" rather than "3.0": the same number to JavaScript
+    return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+
+
+def _float32_array(spec: dict[str, Any]) -> dict[str, Any]:
+    """A plotly binary array spec (``{"dtype": "f8", "bdata": …}``) re-encoded as float32.
+
+    Left as float64 when a finite value would overflow or lose its exponent in float32.
+    """
+    values = np.frombuffer(base64.b64decode(spec["bdata"]), dtype="<f8")
+    finite = np.abs(values[np.isfinite(values)])
+    nonzero = finite[finite > 0]
+    overflows = finite.size and finite.max() > _FLOAT32_MAX
+    underflows = nonzero.size and nonzero.min() < _FLOAT32_TINY
+    if overflows or underflows:
+        return spec
+    packed = base64.b64encode(values.astype("<f4").tobytes()).decode("ascii")
+    return {**spec, "dtype": "f4", "bdata": packed}
+
+
+def compact(value: Any) -> Any:
+    """``value`` (a figure's JSON-ready dict, or any part of it) with its numbers made compact.
+
+    Python and NumPy floats are rounded to :data:`SIGNIFICANT_DIGITS` significant digits, and
+    whole ones become ints (NaN and infinities are kept: the JSON encoder writes them as
+    ``null``); NumPy arrays become lists, and
+    plotly's binary float64 arrays become float32 arrays. Strings, ints and bools are unchanged.
+    """
+    if isinstance(value, (bool, int, str)) or value is None:
+        return value
+    if isinstance(value, (float, np.floating)):
+        return _round(float(value))
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.ndarray):
+        return compact(value.tolist())
+    if isinstance(value, dict):
+        if value.get("dtype") == "f8" and isinstance(value.get("bdata"), str):
+            return _float32_array(value)
+        return {key: compact(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [compact(item) for item in value]
+    return value
+
+
+def figure_json(figure: go.Figure) -> str:
+    """The figure (with the book's plotly config) as compact JSON, safe inside ``<script>``.
+
+    Numbers are made compact by :func:`compact`; non-finite numbers are written as ``null``;
+    every ``<`` is escaped (``\\u003c``), so no string in the figure can close the script or open
+    a comment.
+    """
+    payload = compact(figure.to_plotly_json())
+    payload["config"] = PLOTLY_CONFIG
+    text = json.dumps(payload, cls=PlotlyJSONEncoder, separators=(",", ":"))
+    return text.replace("<", "\\u003c")
 
 
 def static_mode() -> bool:
@@ -58,13 +131,10 @@ class StaticFigure:
     def to_html(self) -> str:
         """An empty, sized ``<div>`` and the figure's JSON; the page's ``figures.js`` draws it.
 
-        plotly.js is not embedded and nothing here executes: the JSON sits in a
-        ``<script type="application/json">`` (with ``</`` escaped, so no string in the figure can
-        close it), and non-finite numbers are written as ``null``.
+        plotly.js is not embedded and nothing here executes: the JSON (:func:`figure_json`) sits
+        in a ``<script type="application/json">``.
         """
-        payload = self.figure.to_plotly_json()
-        payload["config"] = PLOTLY_CONFIG
-        text = to_json_plotly(payload).replace("</", "<\\/")
+        text = figure_json(self.figure)
         div_id = f"fig-{uuid.uuid4().hex}"
         height = self.figure.layout.height
         style = f"height:{int(height)}px; width:100%;" if height else "height:100%; width:100%;"

@@ -84,7 +84,33 @@ def test_local_copies_of_mathjax_and_plotly_are_served() -> None:
     # The theme's 1.5 MB icon script is emptied (its CSS web fonts draw the icons).
     assert (HTML / "_static" / "scripts" / "fontawesome.js").stat().st_size < 200
     assert (HTML / "_static" / "figures.js").is_file()
-    assert (HTML / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    parts = ("startup.js", "core.js", "input/tex.js", "output/chtml.js", "a11y/assistive-mml.js")
+    for part in parts:
+        assert (HTML / "_static" / "mathjax" / part).is_file(), part
+
+
+SEARCH_SCRIPTS = ("searchindex.js", "_static/searchtools.js", "_static/language_data.js")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_page_head_loads_only_what_the_book_uses(page: Path) -> None:
+    html = page.read_text(encoding="utf-8")
+    # MathJax in parts (startup.js fetches TeX input, CommonHTML output, assistive MathML), not
+    # the 1.2 MB tex-chtml.js with its menu.
+    assert "mathjax/tex-chtml.js" not in html
+    if 'class="math' in html:
+        assert re.search(r'<script defer="defer" src="[^"]*_static/mathjax/startup\.js', html)
+        assert '"load": ["input/tex", "output/chtml", "a11y/assistive-mml"]' in html
+    # No parser-blocking search index outside search.html (search-as-you-type is off).
+    loaded = re.findall(r'<script src="(?:\.\./)*([^"?]+)', html)
+    search = set(loaded) & set(SEARCH_SCRIPTS)
+    assert not search, f"{page.name} loads {search}"
+
+
+def test_search_page_keeps_its_index() -> None:
+    html = (HTML / "search.html").read_text(encoding="utf-8")
+    for script in SEARCH_SCRIPTS:
+        assert f'src="{script}' in html, script
 
 
 def test_preface_carries_math_and_a_figure_with_a_slider() -> None:

@@ -230,3 +230,21 @@ def test_figures_below_the_fold_wait_until_scrolled_to(browser: object, base_url
         assert visit.console_errors == [], visit.console_errors
     finally:
         page.context.close()  # type: ignore[attr-defined]
+
+
+def test_search_from_a_chapter_finds_the_chapters(browser: object, base_url: str) -> None:
+    # Chapter pages no longer load the search index; their search box must still find things.
+    page, visit = _open(browser, base_url, HTML / "chapters" / "07_alibi.html")
+    try:
+        page.keyboard.press("Control+k")  # type: ignore[attr-defined]
+        field = page.locator("form.bd-search input[name='q']:visible").first  # type: ignore[attr-defined]
+        field.fill("rotary")
+        field.press("Enter")
+        page.wait_for_url("**/search.html?q=rotary*", timeout=20_000)  # type: ignore[attr-defined]
+        results = page.locator("#search-results ul.search li")  # type: ignore[attr-defined]
+        results.first.wait_for(timeout=30_000)
+        titles = " ".join(results.all_inner_texts())
+        assert "RoPE" in titles, titles[:300]
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]

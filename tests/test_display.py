@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
+import numpy as np
 import plotly.graph_objects as go
 import pytest
+from hypothesis import given
 
 from posenc_lib import display
 
@@ -80,3 +85,74 @@ def test_explorer_builds_only_what_the_mode_needs(monkeypatch: pytest.MonkeyPatc
 def test_static_figure_rejects_non_figures() -> None:
     with pytest.raises(TypeError, match="figure"):
         display.StaticFigure({"data": []})  # type: ignore[arg-type]
+
+
+# Compact figure JSON: what the page carries is the figure to the eye, in fewer bytes.
+finite_floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@given(finite_floats)
+def test_compact_keeps_six_significant_digits(value: float) -> None:
+    packed = display.compact(value)
+    if value.is_integer() and abs(value) < 2**53:  # whole numbers (positions…) stay exact
+        assert type(packed) is int and packed == value
+        return
+    assert isinstance(packed, float)
+    assert abs(packed - value) <= 5e-6 * abs(value)
+    mantissa = repr(packed).lstrip("-").split("e")[0].replace(".", "").strip("0")
+    assert len(mantissa) <= display.SIGNIFICANT_DIGITS, repr(packed)
+
+
+def test_compact_leaves_everything_but_floats_alone() -> None:
+    value = {"a": [1, True, "0.123456789", None], "b": (2.0, np.int64(7)), "c": np.float32(0.5)}
+    packed = display.compact(value)
+    assert packed == {"a": [1, True, "0.123456789", None], "b": [2, 7], "c": 0.5}
+    assert packed["a"][1] is True and type(packed["b"][0]) is int  # "2", not "2.0", in JSON
+    assert display.compact(float("nan")) != display.compact(float("nan"))  # NaN stays NaN
+    assert display.compact(float("inf")) == float("inf")
+    assert display.compact(np.array([[1 / 3, 2.5]])) == [[0.333333, 2.5]]
+
+
+def _binary(values: np.ndarray) -> dict[str, str]:
+    return {"dtype": "f8", "bdata": base64.b64encode(values.astype("<f8").tobytes()).decode()}
+
+
+def _decoded(spec: dict[str, str]) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(spec["bdata"]), dtype="<" + spec["dtype"])
+
+
+@given(hnp.arrays(np.float64, st.integers(0, 50), elements=st.floats(-1e30, 1e30, width=64)))
+def test_binary_float64_arrays_go_out_as_float32(values: np.ndarray) -> None:
+    packed = display.compact({"x": _binary(values)})["x"]
+    tiny = values[(values != 0) & (np.abs(values) < np.finfo(np.float32).tiny)]
+    if tiny.size:  # float32 would lose these exponents: the array stays float64, bit for bit
+        assert packed == _binary(values)
+        return
+    assert packed["dtype"] == "f4"
+    decoded = _decoded(packed)
+    assert decoded.shape == values.shape
+    np.testing.assert_allclose(decoded, values, rtol=np.finfo(np.float32).eps, atol=0)
+
+
+def test_binary_arrays_that_overflow_float32_stay_float64_and_gaps_stay_gaps() -> None:
+    big = np.array([1.0, 1e300])
+    assert display.compact(_binary(big)) == _binary(big)
+    gaps = display.compact(_binary(np.array([np.nan, 1.0, np.inf])))
+    decoded = _decoded(gaps)
+    assert gaps["dtype"] == "f4"
+    assert np.isnan(decoded[0]) and decoded[1] == 1 and np.isinf(decoded[2])
+
+
+def test_figure_json_is_smaller_and_draws_the_same_numbers() -> None:
+    x = np.linspace(0, 1, 2000)
+    fig = go.Figure(go.Scatter(x=x, y=np.sin(40 * x)))
+    fig.update_layout(sliders=[{"steps": [{"args": [{"y": [np.cos(40 * x).tolist()]}]}]}])
+    text = display.figure_json(fig)
+    plain = fig.to_json()
+    assert len(text) < 0.6 * len(plain), (len(text), len(plain))
+    assert "\\u002f" not in text  # base64's "/" is not inflated to six characters
+    payload = json.loads(text)
+    drawn_y = _decoded(payload["data"][0]["y"])
+    np.testing.assert_allclose(drawn_y, np.sin(40 * x), rtol=1e-6, atol=1e-7)
+    step_y = payload["layout"]["sliders"][0]["steps"][0]["args"][0]["y"][0]
+    np.testing.assert_allclose(step_y, np.cos(40 * x), rtol=5e-6, atol=0)
