@@ -424,3 +424,22 @@ def test_training_refuses_bad_sizes_before_a_step(kwargs, error, name) -> None:
     if name == "seed":
         with pytest.raises(error, match=name):
             train_run(settings, "copy", "rope", call["seed"])
+
+
+@pytest.mark.parametrize(
+    ("sizes", "named"),
+    [
+        ({"vocab": 10**12}, "vocab"),
+        ({"vocab": 2**20, "d_model": 2**10}, "vocab"),
+        ({"d_ff": 2**20, "d_model": 2**10}, "d_ff"),
+        ({"d_model": 2**14, "n_heads": 2**10}, "d_model"),
+        ({"n_layers": 10**6}, "n_layers"),
+        ({"scheme": "learned", "max_len": 2**20, "d_model": 2**10}, "max_len"),
+    ],
+)
+def test_model_config_refuses_weights_beyond_the_size_limit(
+    sizes: dict[str, object], named: str
+) -> None:
+    # Refused when the config is made, long before TinyDecoder would try to allocate it.
+    with pytest.raises(ValueError, match=named):
+        ModelConfig(**{"vocab": 8, **sizes})

@@ -23,7 +23,14 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .._validation import check_choice, check_int, check_positive
+from .._validation import (
+    MAX_PYTHON_ITEMS,
+    check_choice,
+    check_int,
+    check_positive,
+    check_positive_int,
+    check_size,
+)
 from ..alibi import alibi_bias
 from ..attention import attention, causal_mask
 from ..rope import apply_rope_half, rope_inv_freq
@@ -41,7 +48,9 @@ class ModelConfig:
     Parameters
     ----------
     vocab : int
-        Number of token ids (>= 2).
+        Number of token ids (>= 2). Each weight matrix (``vocab × d_model``,
+        ``d_model × d_ff``, ``d_model × d_model``, and the learned ``max_len × d_model`` table)
+        must stay within ``MAX_ELEMENTS``; ``n_layers`` at most ``MAX_PYTHON_ITEMS``.
     scheme : str
         One of :data:`SCHEMES`.
     d_model, n_heads, n_layers, d_ff : int
@@ -64,8 +73,18 @@ class ModelConfig:
     def __post_init__(self) -> None:
         check_int(self.vocab, "vocab", minimum=2)
         check_choice(self.scheme, "scheme", SCHEMES)
-        for name in ("d_model", "n_heads", "n_layers", "d_ff", "max_len"):
-            check_int(getattr(self, name), name, minimum=1)
+        for name in ("d_model", "n_heads", "d_ff", "max_len"):
+            check_positive_int(getattr(self, name), name)
+        check_positive_int(self.n_layers, "n_layers", maximum=MAX_PYTHON_ITEMS)  # built in a loop
+        # Each weight matrix within the library's size limit, refused before any allocation.
+        check_size(("vocab", self.vocab), ("d_model", self.d_model),
+                   what="the (vocab, d_model) embedding")
+        check_size(("d_model", self.d_model), ("d_ff", self.d_ff), what="each (d_model, d_ff) MLP")
+        check_size(("d_model", self.d_model), ("d_model", self.d_model),
+                   what="each (d_model, d_model) projection")
+        if self.scheme == "learned":
+            check_size(("max_len", self.max_len), ("d_model", self.d_model),
+                       what="the learned (max_len, d_model) table")
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
             raise ValueError(
                 f"d_model must be a multiple of n_heads with an even head size, got "
