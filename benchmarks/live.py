@@ -61,7 +61,15 @@ def execute(path: Path) -> tuple[int, int, float]:
 
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-PLOTS = "() => document.querySelectorAll('.jp-Cell-outputArea .js-plotly-plot').length"
+# Figures drawn in the notebook in front (not in another open tab).
+PLOTS = (
+    "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+    " return w ? w.node.querySelectorAll('.jp-Cell-outputArea .js-plotly-plot').length : 0; }"
+)
+OPEN = (
+    "name => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+    " return !!w && !!w.context && w.context.path === name; }"
+)
 IDLE = (
     "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
     " const k = w && w.sessionContext && w.sessionContext.session"
@@ -125,7 +133,11 @@ def lab() -> None:
                 shown = _wait(page, f"() => ({PLOTS})() >= 1", 120)
                 print(f"first explorer drawn {shown:5.2f} s after its cell was run "
                       "(imports done; goal <= 2 s)")
-                page.goto(f"http://127.0.0.1:{port}/lab/tree/playground.ipynb?token=bench")
+                # A workspace of its own, so that the first notebook's tab is not restored in
+                # front of the playground (then "run all" would run that one).
+                page.goto(f"http://127.0.0.1:{port}/lab/workspaces/playground/tree/"
+                          "playground.ipynb?token=bench&reset")
+                page.wait_for_function(OPEN, arg="playground.ipynb", timeout=120_000)
                 _wait(page, IDLE, 120)
                 page.evaluate("() => { window.jupyterapp.commands.execute("
                               "'notebook:run-all-cells'); }")
