@@ -12,7 +12,7 @@
   :func:`pi_extrapolation_bound` — position interpolation's error bound (Chen et al. 2023).
 
 Scores use the complex form of a pair: with ``h_j = q_j·conj(k_j)`` (pairs ``(2j, 2j+1)`` read as
-complex numbers), the RoPE score at offset ``s = m − n`` is ``a(s) = Re Σ_j h_j·e^{i·s·θ_j}``.
+complex numbers), the RoPE score at offset ``Δ = m − n`` is ``a(Δ) = Re Σ_j h_j·e^{i·Δ·θ_j}``.
 """
 
 from __future__ import annotations
@@ -369,9 +369,12 @@ def pi_interpolation_bound(inv_freq: torch.Tensor, h_max: float = 1.0) -> float:
 def pi_extrapolation_bound(
     dim: int, base: float, distances: int, h_max: float = 1.0
 ) -> torch.Tensor:
-    """RoFormer's bound on ``|a(s)|``, the one Chen et al. compare with: ``max|h|·Σ_j |S_j(s)|``.
+    """RoFormer's bound on ``|a(Δ)|`` as Chen et al. compare with it: ``2·max|h|·Σ_k |A_k(Δ)|``.
 
-    ``S_j(s) = Σ_{i<j} e^{i·s·θ_i}``; equals ``h_max·(d/2)·rope_decay_bound(s)``.
+    Abel summation gives ``|a(Δ)| ≤ max_j |h_j − h_{j+1}| · Σ_{k=1}^{d/2} |A_k(Δ)|`` with the
+    partial sums ``A_k(Δ) = Σ_{j<k} e^{i·Δ·θ_j}`` (RoFormer §3.4.3). Knowing only ``max_j |h_j|``,
+    ``|h_j − h_{j+1}| ≤ 2·max|h|``, which is the form of Chen et al. 2023 (§2.3); it equals
+    ``2·h_max·(d/2)·rope_decay_bound(Δ)``.
 
     Parameters
     ----------
@@ -380,15 +383,15 @@ def pi_extrapolation_bound(
     base : float
         The base ``b``.
     distances : int
-        Largest offset (>= 0); offsets ``0 … distances``.
+        Largest offset (>= 0); offsets ``Δ = 0 … distances``.
     h_max : float
         ``max_j |h_j|`` (> 0).
 
     Returns
     -------
     torch.Tensor
-        Shape ``(distances + 1,)``, float64.
+        Shape ``(distances + 1,)``, float64; entry ``Δ`` is the bound at offset ``Δ``.
     """
     dim = check_dim(dim)
     h_max = check_positive(h_max, "h_max")
-    return h_max * (dim // 2) * rope_decay_bound(dim, base, distances)
+    return 2 * h_max * (dim // 2) * rope_decay_bound(dim, base, distances)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import pytest
@@ -95,7 +96,32 @@ def test_score_curve_matches_rotation_and_interpolation_bound_holds() -> None:
          * torch.complex(k[..., 0::2], k[..., 1::2]).conj()).abs().amax(-1)
     for e, hm in zip(err, h, strict=True):
         assert 0 < e <= pi_interpolation_bound(theta, float(hm))
-    assert pi_extrapolation_bound(64, 1e4, 10)[0] == pytest.approx(32 * 16.5)
+
+
+def test_extrapolation_bound_is_twice_max_h_times_the_partial_sums() -> None:
+    # Chen et al. 2023, §2.3: |a(Δ)| ≤ 2·max|h|·Σ_{k=1}^{d/2} |A_k(Δ)|, A_k(Δ) = Σ_{j<k} e^{iΔθ_j};
+    # the partial sums brute-forced here with cmath, independently of the library.
+    dim, base, h_max = 64, 1e4, 0.75
+    bound = pi_extrapolation_bound(dim, base, 3000, h_max)
+    thetas = [base ** (-2 * j / dim) for j in range(dim // 2)]
+    for delta in (0, 1, 7, 100, 2048, 3000):
+        partial, total = 0j, 0.0
+        for t in thetas:
+            partial += cmath.exp(1j * delta * t)
+            total += abs(partial)
+        assert bound[delta].item() == pytest.approx(2 * h_max * total, rel=1e-12)
+    assert bound[0].item() == pytest.approx(2 * h_max * (32 * 33 / 2))  # Σ_k k at Δ = 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_extrapolation_bound_bounds_the_score(seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(2, 32, generator=g, dtype=torch.float64)
+    h = (torch.complex(q[0::2], q[1::2]) * torch.complex(k[0::2], k[1::2]).conj()).abs().max()
+    offsets = torch.arange(0, 2001, dtype=torch.float64)
+    score = score_curve(q, k, rope_inv_freq(32), offsets).abs()
+    assert bool((score <= pi_extrapolation_bound(32, 1e4, 2000, float(h)) + 1e-9).all())
 
 
 def test_yarn_paper_form_and_attention_factors() -> None:
