@@ -71,6 +71,14 @@ class PageVisit:
     console_errors: list[str] = field(default_factory=list)
     external_requests: list[str] = field(default_factory=list)
     failed_requests: list[str] = field(default_factory=list)
+    # Bytes of every response body (routing turns chromium's cache off: a cold visit).
+    fetched: dict[str, int] = field(default_factory=dict)
+
+
+# A cold visit read to the end (every figure drawn, so plotly.js fetched), uncompressed:
+# a chapter at most 4 MB (benchmarks/pages.py prints the figures); the appendix pages 5 MB.
+CHAPTER_TRANSFER_BYTES = 4_000_000
+OTHER_TRANSFER_BYTES = 5_000_000
 
 
 def _open(browser: object, base_url: str, page_path: Path) -> tuple[object, PageVisit]:
@@ -90,6 +98,10 @@ def _open(browser: object, base_url: str, page_path: Path) -> tuple[object, Page
     page.on("console", lambda m: m.type == "error" and visit.console_errors.append(m.text))
     page.on("pageerror", lambda e: visit.console_errors.append(f"uncaught: {e}"))
     page.on("requestfailed", lambda r: visit.failed_requests.append(r.url))
+    page.on(
+        "requestfinished",
+        lambda r: visit.fetched.__setitem__(r.url, r.sizes()["responseBodySize"]),
+    )
     # A missing file (a 404, e.g. /favicon.ico) is a failed request too.
     page.on("response", lambda r: r.status >= 400 and visit.failed_requests.append(r.url))
     url = f"{base_url}/{page_path.relative_to(HTML).as_posix()}"
@@ -167,7 +179,12 @@ def test_page_renders_offline_without_errors(
     try:
         _wait_for_math(page)
         _wait_for_figures(page)
+        page.wait_for_load_state("networkidle")  # type: ignore[attr-defined]
         page.wait_for_timeout(300)  # let late console errors surface
+        budget = OTHER_TRANSFER_BYTES if "appendix" in page_path.parts else CHAPTER_TRANSFER_BYTES
+        total = sum(visit.fetched.values())
+        largest = sorted(visit.fetched.items(), key=lambda item: -item[1])[:4]
+        assert total <= budget, f"{total} bytes fetched read through; largest: {largest}"
         assert visit.external_requests == [], f"requests off the machine: {visit.external_requests}"
         assert visit.failed_requests == [], f"failed requests: {visit.failed_requests}"
         assert visit.console_errors == [], f"console errors: {visit.console_errors}"
