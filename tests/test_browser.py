@@ -258,8 +258,13 @@ def test_search_from_a_chapter_finds_the_chapters(browser: object, base_url: str
         field.fill("rotary")
         field.press("Enter")
         page.wait_for_url("**/search.html?q=rotary*", timeout=20_000)  # type: ignore[attr-defined]
+        # Results are appended one by one; the summary says when the search has finished.
+        summary = page.locator("#search-results .search-summary")  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "el => /found [1-9]/.test(el.innerText)", arg=summary.element_handle(timeout=30_000),
+            timeout=30_000,
+        )
         results = page.locator("#search-results ul.search li")  # type: ignore[attr-defined]
-        results.first.wait_for(timeout=30_000)
         titles = " ".join(results.all_inner_texts())
         assert "RoPE" in titles, titles[:300]
         assert visit.console_errors == [], visit.console_errors
