@@ -7,6 +7,9 @@
   figure when it nears the viewport, see ``posenc_lib/display.py``) is added, deferred, only to
   pages that have a figure, and fetches the bundle only when the first figure nears the viewport:
   plotly never blocks or competes with parsing, so a page's text is interactive before it loads.
+- Each figure's JSON (written into the page by ``posenc_lib/display.py``) is moved out of the page
+  into ``_figures/<id>.js``, which ``figures.js`` loads when the figure nears the viewport: the
+  page's HTML carries only its text, and figures below the fold cost nothing until scrolled to.
 - The theme's ``fontawesome.js`` (1.5 MB, swaps icons for SVG) is emptied: the theme's stylesheet
   already draws the same icons with Font Awesome's web fonts. Its ``<script>`` tag is written by
   the theme's template macros, not the page context, so the file is replaced after the build.
@@ -90,14 +93,45 @@ def _empty_fontawesome(app: Sphinx, exc: Exception | None) -> None:
         fontawesome.with_name("fontawesome.js.map").unlink(missing_ok=True)
 
 
+# Each figure's JSON, as posenc_lib/display.py writes it into the page.
+FIGURE_JSON = re.compile(
+    r'<script type="application/json" data-plotly-figure="(?P<id>fig-[0-9a-f]+)">'
+    r"(?P<json>.*?)</script>",
+    re.S,
+)
+FIGURES_DIR = "_figures"
+
+
+def _figure_script(figure_id: str, figure_json: str) -> str:
+    # A script, not a .json file: <script src> also works when the page is opened as file://.
+    store = "(window.posencFigures = window.posencFigures || {})"
+    return f'{store}["{figure_id}"] = {figure_json};\n'
+
+
 def _add_plotly_where_figures_are(
     app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
 ) -> None:
     body = str(context.get("body", ""))
-    if FIGURE_MARKER in body:
-        # Added to this page only, deferred; figures.js fetches the bundle when a figure nears.
-        bundle = PLOTLY_JS[1] if THREE_D_MARKER in body else PLOTLY_JS[0]
-        app.add_js_file("figures.js", priority=800, defer="defer", **{"data-bundle": bundle})
+    if FIGURE_MARKER not in body:
+        return
+    # Added to this page only, deferred; figures.js fetches the bundle when a figure nears.
+    bundle = PLOTLY_JS[1] if THREE_D_MARKER in body else PLOTLY_JS[0]
+    app.add_js_file("figures.js", priority=800, defer="defer", **{"data-bundle": bundle})
+    # Each figure's data moves out of the page into _figures/<id>.js, fetched by figures.js when
+    # the figure nears the viewport: the page's HTML is its text, parsed as fast as without figures.
+    folder = Path(app.outdir) / FIGURES_DIR
+    folder.mkdir(exist_ok=True)
+
+    def move_out(match: re.Match[str]) -> str:
+        figure_id = match.group("id")
+        (folder / f"{figure_id}.js").write_text(
+            _figure_script(figure_id, match.group("json")), encoding="utf-8"
+        )
+        src = context["pathto"](f"{FIGURES_DIR}/{figure_id}.js", 1)
+        return (f'<script type="application/json" data-plotly-figure="{figure_id}" '
+                f'data-src="{src}"></script>')
+
+    context["body"] = FIGURE_JSON.sub(move_out, body)
 
 
 # Runs in <head> before the theme's deferred script; "auto" follows the reader's OS preference.

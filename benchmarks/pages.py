@@ -44,7 +44,7 @@ STRIPPED_PREFIX = "nofigures-"
 # Both ways a figure has been written: JSON drawn by figures.js, or plotly's inline newPlot script.
 FIGURE_PATTERNS = [
     r'<script[^>]*src="[^"]*_static/(?:plotly(?:-3d)?\.min|figures)\.js[^"]*"[^>]*></script>',
-    r'<script type="application/json" data-plotly-figure="[^"]*">.*?</script>',
+    r'<script type="application/json" data-plotly-figure="[^"]*"[^>]*>.*?</script>',
     r'<script type="text/javascript">\s*window\.PLOTLYENV.*?</script>',
     r'<div id="[^"]*" class="plotly-graph-div"[^>]*></div>',
 ]

@@ -5,9 +5,10 @@ book build sets ``POSENC_STATIC=1``; Jupyter, Colab and Binder leave it unset an
 
 In static mode a plotly figure is emitted as ``text/html``: an empty ``<div>`` (sized as the figure
 will be, so the page does not jump) and the figure's JSON in a ``<script type="application/json">``
-that nothing executes. The book's ``_static/figures.js`` (added by ``_ext/offline_assets.py`` to
-pages that have a figure, deferred after the book's own ``plotly.min.js``; no CDN) draws each figure
-when it comes near the viewport, so the page's text is interactive before plotly even loads.
+that nothing executes. The book build (``_ext/offline_assets.py``) moves that JSON out of the page
+into a small script of its own and adds ``_static/figures.js`` (deferred; no CDN) to pages that
+have a figure: when a figure comes near the viewport, figures.js loads its data and the book's own
+plotly.js and draws it, so the page's text is interactive before plotly even loads.
 Plotly >= 6 otherwise emits only a mime bundle that myst-nb cannot render, and the figure would
 silently vanish from the page.
 """

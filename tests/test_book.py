@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -69,12 +70,27 @@ def test_figures_are_html_not_dropped_mime_bundles(page: Path) -> None:
         assert "defer" in figures.group(0)
         bundle = re.search(r'data-bundle="(plotly(-3d)?\.min\.js)"', figures.group(0))
         assert bundle and (HTML / "_static" / bundle.group(1)).is_file()
-        # The 3-D bundle only where a 3-D figure needs it (it is 0.56 MB heavier).
-        assert bool(bundle.group(2)) == ('"type":"scatter3d"' in html)
+        # Every figure div has its data, moved out of the page into a script loaded on demand.
         ids = re.findall(r'<div id="([^"]+)" class="plotly-graph-div"', html)
-        assert ids and all(f'data-plotly-figure="{i}"' in html for i in ids)
+        sources = dict(re.findall(
+            r'<script type="application/json" data-plotly-figure="([^"]+)" data-src="([^"]+)">'
+            r"</script>", html))
+        assert ids and set(ids) == set(sources)
+        figures = {i: _figure_from_script(page.parent / src, i) for i, src in sources.items()}
+        assert all(set(f) >= {"data", "layout", "config"} for f in figures.values())
+        # The 3-D bundle only where a 3-D figure needs it (it is 0.56 MB heavier).
+        three_d = any(t.get("type") == "scatter3d" for f in figures.values() for t in f["data"])
+        assert bool(bundle.group(2)) == three_d
     else:
         assert figures is None, "figures.js (and so plotly.js) loaded on a page with no figure"
+
+
+def _figure_from_script(path: Path, figure_id: str) -> dict:
+    """The figure a _figures/<id>.js script stores, as _ext/offline_assets.py writes it."""
+    text = path.read_text(encoding="utf-8")
+    prefix = f'(window.posencFigures = window.posencFigures || {{}})["{figure_id}"] = '
+    assert text.startswith(prefix) and text.endswith(";\n"), path.name
+    return json.loads(text[len(prefix) : -2])
 
 
 def test_local_copies_of_mathjax_and_plotly_are_served() -> None:
@@ -115,8 +131,11 @@ def test_search_page_keeps_its_index() -> None:
 
 def test_preface_carries_math_and_a_figure_with_a_slider() -> None:
     html = (HTML / "chapters" / "preface.html").read_text(encoding="utf-8")
-    assert "plotly-graph-div" in html and '"sliders"' in html
-    assert 'class="math' in html
+    assert "plotly-graph-div" in html and 'class="math' in html
+    first = re.search(r'data-plotly-figure="([^"]+)" data-src="([^"]+)"', html)
+    assert first is not None
+    figure = _figure_from_script(HTML / "chapters" / first.group(2), first.group(1))
+    assert figure["layout"]["sliders"]
 
 
 def test_launch_buttons_open_the_paired_notebook() -> None:
