@@ -1,4 +1,4 @@
-"""Sphinx extension: serve every script the book needs from its own ``_static`` folder.
+"""Sphinx extension: the book serves everything it loads itself, and each page only what it uses.
 
 - plotly.js is a partial bundle that ``posenc_lib`` ships (``posenc_lib/static/``, built from npm
   by ``js/plotly-bundle`` at the plotly.js version of the installed ``plotly`` package): only the
