@@ -1,5 +1,7 @@
-"""The extrapolation lab: model shapes, each scheme through the library's own function, tasks,
-the hand-built NoPE layer, a tiny end-to-end run, and the committed results' consistency."""
+"""The extrapolation lab: model shapes, each scheme through the library's own function (T5's
+buckets against transformers'), tasks with and without BOS, the Markov references, the hand-built
+NoPE layer, RoPE methods at inference, a tiny end-to-end run, and the committed results'
+consistency. Nothing here trains the grid: the runs are tiny (a few steps of a 16-wide model)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc_lib import alibi_bias, apply_rope_half, causal_mask, sinusoidal_table
-from posenc_lib.lab.model import SCHEMES, ModelConfig, TinyDecoder
+from posenc_lib.lab.model import SCHEMES, ModelConfig, TinyDecoder, t5_buckets
 from posenc_lib.lab.nope import bos_inputs, counting_head, inverse_map, recover_positions
 from posenc_lib.lab.probe import fit_probe, position_probe, r_squared
 from posenc_lib.lab.results import (
@@ -21,23 +23,31 @@ from posenc_lib.lab.results import (
     load_artifacts,
     load_nope_model,
     load_results,
+    log_binned,
+    markov_references,
+    per_position,
+    runs,
     summarise,
 )
 from posenc_lib.lab.run import jobs, run_lab
-from posenc_lib.lab.tasks import CopyTask, MarkovTask, make_task
+from posenc_lib.lab.tasks import CopyTask, MarkovTask, make_task, with_bos
 from posenc_lib.lab.train import (
     ROPE_METHODS,
     LabSettings,
     build_model,
     evaluate,
+    evaluate_full,
+    fitted,
     rope_method_inv_freq,
     task_for,
     train_run,
 )
+from posenc_lib.scaling import ntk_inv_freq, pi_inv_freq, yarn_inv_freq
 
 TINY = LabSettings(
-    train_length=8, eval_multiples=(1, 2), steps=3, batch=4, d_model=16, n_heads=2, d_ff=16,
-    copy_vocab=12, markov_vocab=5, eval_batch=4, seeds=(0,),
+    train_length=8, eval_multiples=(1, 1.5, 2), steps=3, batch=4, d_model=16, n_heads=2,
+    d_ff=16, copy_layers=1, markov_layers=1, copy_vocab=12, markov_vocab=5, eval_batch=4,
+    seeds=(0,), ablation_seeds=(0,), probe_batch=4, val_batch=4, curve_every=2,
 )
 
 
@@ -104,6 +114,43 @@ def test_alibi_model_adds_the_library_bias() -> None:
     torch.testing.assert_close(model(tokens).attention[0], torch.softmax(logits, -1))
 
 
+def test_t5_buckets_equal_transformers_causal_buckets() -> None:
+    from transformers.models.t5.modeling_t5 import T5Attention
+
+    n = 300
+    pos = torch.arange(n)
+    theirs = T5Attention._relative_position_bucket(pos[None, :] - pos[:, None],
+                                                   bidirectional=False)
+    ours = t5_buckets(n)
+    assert torch.equal(ours.tril(), theirs.tril())  # every causal (query, key) pair
+    assert int(ours[:16, 0].max()) == 15 and int(ours[-1, 0]) == 31  # exact, then log, then last
+    with pytest.raises(ValueError, match="max_distance"):
+        t5_buckets(8, 32, 16)
+
+
+def test_t5_model_adds_the_bucket_bias() -> None:
+    model = tiny_model("t5")
+    tokens = torch.randint(11, (2, 9))
+    q, k = _layer0_logits_inputs(model, tokens)
+    bias = model.t5_bias.weight[t5_buckets(9)].permute(2, 0, 1)  # (heads, 9, 9)
+    logits = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + bias
+    expected = torch.softmax(logits.masked_fill(~causal_mask(9), float("-inf")), -1)
+    torch.testing.assert_close(model(tokens).attention[0], expected)
+
+
+def test_learned_table_initialisation_std_is_a_config_field() -> None:
+    torch.manual_seed(0)
+    small = TinyDecoder(ModelConfig(vocab=11, scheme="learned", max_len=512, d_model=64))
+    torch.manual_seed(0)
+    unit = TinyDecoder(ModelConfig(vocab=11, scheme="learned", max_len=512, d_model=64,
+                                   learned_init_std=1.0))
+    assert abs(float(small.pos_table.detach().std()) - 0.02) < 0.001
+    assert abs(float(unit.pos_table.detach().std()) - 1.0) < 0.05
+    torch.testing.assert_close(small.pos_table * 50, unit.pos_table)  # same draw, scaled
+    with pytest.raises(ValueError, match="learned_init_std"):
+        ModelConfig(vocab=11, learned_init_std=0.0)
+
+
 def test_additive_schemes_add_the_library_table() -> None:
     tokens = torch.randint(11, (2, 9))
     sin = tiny_model("sinusoidal")
@@ -125,7 +172,7 @@ def test_nope_model_without_mask_effects_is_shift_blind_at_the_first_layer() -> 
 
 def test_model_bad_input() -> None:
     with pytest.raises(ValueError, match="scheme"):
-        ModelConfig(vocab=10, scheme="t5")
+        ModelConfig(vocab=10, scheme="xpos")
     with pytest.raises(ValueError, match="even head size"):
         ModelConfig(vocab=10, d_model=12, n_heads=4)
     with pytest.raises(TypeError, match="config must be a ModelConfig"):
@@ -168,6 +215,37 @@ def test_markov_chain_rows_and_true_loss() -> None:
     assert scored.tolist() == [t >= 8 for t in range(16)]  # beyond L only
     loss = task.true_loss(inputs, targets)
     assert bool(loss[:, 0].isnan().all()) and bool((loss[:, 1:] >= 0).all())
+    assert not bool(loss[:, 1].isnan().any())  # position 1 already has both predecessors
+
+
+def test_with_bos_prepends_one_unscored_position() -> None:
+    task = CopyTask(12)
+    plain = task.batch(torch.Generator().manual_seed(0), 3, 10)
+    inputs, targets, scored = with_bos(plain, 12)
+    assert inputs.shape == targets.shape == (3, 11) and scored.shape == (11,)
+    assert bool((inputs[:, 0] == 12).all()) and not bool(scored[0])
+    torch.testing.assert_close(inputs[:, 1:], plain[0])
+    torch.testing.assert_close(targets[:, 1:], plain[1])
+    torch.testing.assert_close(targets[:, 0], plain[0][:, 0])  # BOS predicts the first token
+    assert torch.equal(scored[1:], plain[2])
+    with pytest.raises(ValueError, match="bos"):
+        with_bos(plain, -1)
+
+
+def test_markov_references_are_ordered_and_the_floor_is_the_mean_true_loss() -> None:
+    task = MarkovTask(16, 0.3, seed=1234, train_length=32)
+    refs = task.references()
+    assert refs["floor"] < refs["current_token"] < refs["uniform"] == pytest.approx(math.log(16))
+    pairs = task.stationary_pairs()
+    torch.testing.assert_close(torch.einsum("ab,abc->bc", pairs, task.transitions), pairs)
+    assert float(pairs.sum()) == pytest.approx(1.0)
+    # A long sample's mean true loss converges to the entropy rate (law of large numbers).
+    inputs, targets, _ = task.batch(torch.Generator().manual_seed(0), 64, 512)
+    sample = float(task.true_loss(inputs, targets)[:, 64:].mean())
+    assert abs(sample - refs["floor"]) < 0.03
+    # The lab's numbers, quoted in chapter 9: floor 1.877, current token only 2.672.
+    assert (round(refs["floor"], 3), round(refs["current_token"], 3)) == (1.877, 2.672)
+    assert markov_references(LabSettings()) == refs
 
 
 def test_task_bad_input() -> None:
@@ -240,8 +318,13 @@ def test_probe_recovers_a_linear_code() -> None:
 def test_position_probe_on_a_sinusoidal_model_reads_position_in_range() -> None:
     settings = LabSettings(train_length=16, eval_multiples=(1, 2), d_model=32, n_heads=2)
     model = build_model(settings, "markov", "sinusoidal", 0)
-    r2 = position_probe(model, task_for(settings, "markov"), 16, 32, layer=0)
+    r2 = position_probe(model, task_for(settings, "markov"), 16, 32, layer=0, batch=32)
     assert r2["in_range"] > 0.99  # the table itself is in the residual stream
+    assert set(r2) == {"in_range", "beyond"}
+    nope = build_model(settings, "markov", "none", 0)
+    blind = position_probe(nope, task_for(settings, "markov"), 16, 32, layer=0, batch=32,
+                           bos=settings.markov_vocab)
+    assert blind["in_range"] < 0.2  # token embeddings alone: no position (BOS row aside)
     with pytest.raises(ValueError, match="layer"):
         position_probe(model, task_for(settings, "markov"), 16, 32, layer=5)
 
@@ -255,7 +338,28 @@ def test_settings_digest_and_bad_settings() -> None:
     with pytest.raises(ValueError, match="copy_vocab"):
         LabSettings(copy_vocab=10)
     with pytest.raises(ValueError, match="schemes"):
-        LabSettings(schemes=("none", "t5"))
+        LabSettings(schemes=("none", "xpos"))
+    with pytest.raises(ValueError, match="eval_multiples"):
+        LabSettings(eval_multiples=(2, 4))
+    with pytest.raises(ValueError, match="even integer"):
+        LabSettings(eval_multiples=(1, 1.3))
+    with pytest.raises(ValueError, match="variants"):
+        LabSettings(variants=("bos", "sink"))
+    settings = LabSettings()
+    assert settings.eval_lengths == [32, 48, 64, 128, 256]
+    assert (settings.layers("copy"), settings.layers("markov")) == (3, 2)
+
+
+def test_jobs_order_and_prefix() -> None:
+    settings = LabSettings()
+    grid = jobs(settings)
+    n = len(settings.schemes) * len(settings.tasks)
+    assert len(grid) == len(set(grid)) == 3 * n + n + 2 * 2 + 2
+    assert {j[0] for j in grid[:n]} == {"bos"} and {j[3] for j in grid[:n]} == {0}
+    # next: the no-BOS ablation of NoPE and ALiBi, then the main grid's second seed
+    assert {(j[0], j[2]) for j in grid[n:n + 4]} == {("no_bos", "none"), ("no_bos", "alibi")}
+    assert {(j[0], j[3]) for j in grid[n + 4:2 * n + 4]} == {("bos", 1)}
+    assert jobs(LabSettings(max_runs=5)) == grid[:5]
 
 
 def test_rope_methods_are_plain_at_the_training_length() -> None:
@@ -263,12 +367,61 @@ def test_rope_methods_are_plain_at_the_training_length() -> None:
     plain = model.default_inv_freq()
     for method in ROPE_METHODS:
         inv_freq, scale = rope_method_inv_freq(model, method, TINY.train_length, TINY.train_length)
-        torch.testing.assert_close(inv_freq, plain) and None
+        torch.testing.assert_close(inv_freq, plain)
         assert scale == 1.0
     slower, _ = rope_method_inv_freq(model, "pi", 4 * TINY.train_length, TINY.train_length)
     torch.testing.assert_close(slower, plain / 4)
     with pytest.raises(ValueError, match="RoPE model"):
         rope_method_inv_freq(build_model(TINY, "copy", "alibi", 0), "pi", 16, 8)
+
+
+def test_rope_methods_with_and_without_the_temperature() -> None:
+    model = build_model(TINY, "copy", "rope", 0)
+    dim, base, n, L = model.config.head_dim, model.config.rope_base, 36, 9
+    yarn, attention_factor = yarn_inv_freq(dim, base, 4.0, L)
+    temperature = attention_factor**2
+    assert temperature == pytest.approx((0.1 * math.log(4) + 1) ** 2)
+    expected = {
+        "yarn": (yarn, temperature), "yarn_no_temp": (yarn, 1.0),
+        "pi": (pi_inv_freq(dim, base, 4.0), 1.0), "pi_temp": (pi_inv_freq(dim, base, 4.0),
+                                                              temperature),
+        "ntk": (ntk_inv_freq(dim, base, 4.0), 1.0), "ntk_temp": (ntk_inv_freq(dim, base, 4.0),
+                                                                 temperature),
+        "temp": (model.default_inv_freq(), temperature),
+    }
+    for method, (inv_freq, scale) in expected.items():
+        got, got_scale = rope_method_inv_freq(model, method, n, L)
+        torch.testing.assert_close(got, inv_freq)
+        assert got_scale == pytest.approx(scale), method
+
+
+def test_evaluate_full_per_position_and_exact_match() -> None:
+    model = build_model(TINY, "copy", "rope", 0)
+    task = task_for(TINY, "copy")
+    for bos in (True, False):
+        for method in ("plain", "dynamic_ntk"):
+            out = evaluate_full(model, TINY, task, 12, method, bos)  # 1.5 × L
+            assert out["loss"].shape == out["accuracy"].shape == (12 + int(bos),)
+            assert 0.0 <= out["exact"] <= out["metric"] <= 1.0
+        scored = out["accuracy"][-6:]  # the 6 copied tokens are the last 6 positions
+        assert out["metric"] == pytest.approx(float(scored.mean()), abs=1e-6)
+    # Dynamic NTK scores block by block; its first L + 1 positions are plain RoPE's.
+    plain = evaluate_full(model, TINY, task, 16, "plain")
+    dynamic = evaluate_full(model, TINY, task, 16, "dynamic_ntk")
+    np.testing.assert_allclose(dynamic["loss"][:9], plain["loss"][:9], rtol=1e-6)
+    assert not np.allclose(dynamic["loss"][9:], plain["loss"][9:])
+    markov = task_for(TINY, "markov")
+    out = evaluate_full(build_model(TINY, "markov", "none", 0), TINY, markov, 16)
+    assert "exact" not in out and out["metric"] == pytest.approx(float(out["loss"][9:].mean()),
+                                                                 rel=1e-5)
+
+
+def test_fit_gate() -> None:
+    settings = LabSettings()
+    floor = markov_references(settings)["floor"]
+    assert fitted(settings, "copy", 0.95) and not fitted(settings, "copy", 0.949)
+    assert fitted(settings, "markov", floor + 0.099)
+    assert not fitted(settings, "markov", floor + 0.101)
 
 
 def test_evaluate_bad_method() -> None:
@@ -280,25 +433,36 @@ def test_evaluate_bad_method() -> None:
 
 
 def test_one_tiny_configuration_end_to_end() -> None:
-    record, _ = train_run(TINY, "copy", "rope", 0)
-    assert set(record["metrics"]) == set(ROPE_METHODS)
+    record, model, per_pos = train_run(TINY, "copy", "rope", 0)
+    assert set(record["metrics"]) == set(record["exact"]) == set(ROPE_METHODS)
     for by_length in record["metrics"].values():
-        assert set(by_length) == {"8", "16"}
+        assert set(by_length) == {"8", "12", "16"}
         assert all(0.0 <= v <= 1.0 for v in by_length.values())
+    assert [row[0] for row in record["curve"]] == [2, 3]  # every curve_every steps and the end
+    assert record["fitted"] == (record["metrics"]["plain"]["8"] >= 0.95)
+    assert per_pos["16/accuracy"].shape == (17,) and "yarn/16/loss" in per_pos
+    assert model.config.vocab == TINY.copy_vocab + 1  # the BOS token
     assert record["wall_time_s"] > 0 and record["library_version"]
-    record, _ = train_run(TINY, "markov", "learned", 0)
+    record, model, _ = train_run(TINY, "markov", "learned", 0, "no_bos")
     assert all(math.isfinite(v) and v > 0 for v in record["metrics"]["plain"].values())
+    assert model.config.vocab == TINY.markov_vocab and not record["bos"]
+    again, _, _ = train_run(TINY, "markov", "learned", 0, "no_bos")
+    assert again["metrics"] == record["metrics"] and again["curve"] == record["curve"]
 
 
 def test_run_lab_writes_results_and_artifacts(tmp_path) -> None:
-    settings = LabSettings(**{**TINY.to_dict(), "schemes": ("none", "learned"),
-                              "tasks": ("markov",)})
+    from dataclasses import replace
+
+    settings = replace(TINY, schemes=("none", "learned"), tasks=("markov",))
     results = run_lab(settings, tmp_path, workers=1)
-    assert len(results["runs"]) == len(jobs(settings)) == 2
+    assert len(results["runs"]) == len(jobs(settings)) == 2 + 2 + 1
     check_current(load_results(tmp_path / "lab_results.json"), settings)
+    assert not (tmp_path / "lab_results.partial.json").exists()
     artifacts = load_artifacts(tmp_path / "lab_artifacts.npz")
-    assert learned_table(artifacts, "markov").shape == (settings.max_eval_length, 16)
-    assert "attn/markov/none/2x/layer1" in artifacts
+    assert learned_table(artifacts, "markov").shape == (settings.max_eval_length + 1, 16)
+    assert learned_table(artifacts, "markov", "learned_std1").std() > 0.5
+    assert per_position(artifacts, "markov", "none", 16, variant="no_bos").shape == (1, 16)
+    assert len(runs(results, variant="no_bos")) == 2
     with pytest.raises(ValueError, match="settings"):
         check_current(results, TINY)
 
@@ -312,7 +476,7 @@ def committed() -> dict:
 
 
 def test_committed_results_match_the_current_settings(committed: dict) -> None:
-    check_current(committed)  # digest and one run per (task, scheme, seed)
+    check_current(committed)  # digest and one run per job of the grid
     settings = LabSettings()
     for run in committed["runs"]:
         methods = settings.rope_methods if run["scheme"].startswith("rope") else ("plain",)
@@ -320,6 +484,11 @@ def test_committed_results_match_the_current_settings(committed: dict) -> None:
         for by_length in run["metrics"].values():
             assert [int(n) for n in by_length] == settings.eval_lengths
             assert all(math.isfinite(v) for v in by_length.values())
+        assert run["bos"] == (run["variant"] != "no_bos")
+        assert run["layers"] == settings.layers(run["task"])
+        in_range = run["metrics"]["plain"][str(settings.train_length)]
+        assert run["fitted"] == fitted(settings, run["task"], in_range)
+        assert run["curve"][-1][0] == settings.steps
 
 
 def test_committed_summary_covers_every_scheme_and_method(committed: dict) -> None:
@@ -332,23 +501,47 @@ def test_committed_summary_covers_every_scheme_and_method(committed: dict) -> No
         summarise(committed, "sort")
 
 
-def test_committed_learned_table_rows_beyond_L_are_untouched() -> None:
+def test_committed_learned_table_rows_beyond_the_training_positions_are_untouched(
+    committed: dict,
+) -> None:
     settings = LabSettings()
     artifacts = load_artifacts()
-    for task in settings.tasks:
-        initial = build_model(settings, task, "learned", settings.seeds[0]).pos_table.detach()
-        initial = initial.numpy().astype(np.float16).astype(np.float32)
-        table = learned_table(artifacts, task)
-        L = settings.train_length
-        assert np.array_equal(table[L:], initial[L:])  # never trained: still the random init
-        assert not np.array_equal(table[:L], initial[:L])
+    checked = 0
+    for variant in ("bos", "no_bos", "learned_std1"):
+        for task in settings.tasks:
+            if f"table/{variant}/{task}" not in artifacts:
+                continue
+            seed = settings.seeds[0] if variant == "bos" else settings.ablation_seeds[0]
+            initial = build_model(settings, task, "learned", seed, variant).pos_table.detach()
+            initial = initial.numpy().astype(np.float16).astype(np.float32)
+            table = learned_table(artifacts, task, variant)
+            trained = settings.train_length + int(variant != "no_bos")  # BOS is position 0
+            assert np.array_equal(table[trained:], initial[trained:])  # never trained
+            assert not np.array_equal(table[:trained], initial[:trained])
+            checked += 1
+    assert checked >= 2
 
 
-def test_committed_nope_model_loads() -> None:
-    model = load_nope_model(load_artifacts())
-    assert model.config.scheme == "none"
-    out = model(torch.zeros(1, 5, dtype=torch.long))
-    assert out.logits.shape == (1, 5, LabSettings().markov_vocab)
+def test_committed_nope_models_load() -> None:
+    artifacts = load_artifacts()
+    for variant, vocab in (("bos", 17), ("no_bos", 16)):
+        if not any(k.startswith(f"nope_markov/{variant}/") for k in artifacts):
+            continue
+        model = load_nope_model(artifacts, variant=variant)
+        assert model.config.scheme == "none" and model.config.vocab == vocab
+        out = model(torch.zeros(1, 5, dtype=torch.long))
+        assert out.logits.shape == (1, 5, vocab)
+
+
+def test_log_binned_averages_equal_width_bins_on_a_log_axis() -> None:
+    values = np.arange(257, dtype=np.float64)
+    centres, means = log_binned(values, start=1, per_octave=2)
+    np.testing.assert_allclose(centres, means)  # a linear curve: bin mean = mean position
+    assert centres[0] == 1 and centres[-1] > 200 and np.all(np.diff(centres) > 0)
+    _, m2 = log_binned(np.stack([values, values + 2]), start=1)
+    np.testing.assert_allclose(m2, means + 1)
+    with pytest.raises(ValueError, match="start"):
+        log_binned(values, start=0)
 
 
 # --- the figures ------------------------------------------------------------------------------
@@ -365,28 +558,39 @@ def test_lab_figures_from_the_committed_results() -> None:
         lab_attention_maps,
         lab_curves,
         learned_table_figure,
+        learning_curves,
         nope_counter_figure,
+        position_curves,
         rope_methods_curves,
     )
 
     results, artifacts = load_results(), load_artifacts()
     settings = LabSettings()
-    curves = lab_curves(results)
+    refs = markov_references(settings)
+    curves = lab_curves(results, references=refs)
     _json(curves)
-    # two traces (band, mean) per scheme and task; the dropdown shows one task at a time
-    assert len(curves.data) == 2 * len(settings.schemes) * len(settings.tasks)
-    assert len(curves.layout.updatemenus[0].buttons) == len(settings.tasks)
-    _json(rope_methods_curves(results))
+    # two traces (band, mean) per scheme and view, three reference lines; one view at a time
+    assert len(curves.data) == 2 * len(settings.schemes) * 3 + 3
+    assert len(curves.layout.updatemenus[0].buttons) == 3
+    for task in settings.tasks:
+        _json(rope_methods_curves(results, task))
+        _json(learning_curves(results, task))
     maps = lab_attention_maps(artifacts, "copy", train_length=settings.train_length)
     assert len(maps.layout.sliders[0].steps) == 2 * len(settings.schemes)
-    assert len(_json(maps)) < 900_000
     table = learned_table(artifacts, "markov")
     _json(learned_table_figure(table, table.copy(), settings.train_length))
     _json(nope_counter_figure())
+    nope = per_position(artifacts, "markov", "none", settings.max_eval_length)
+    _json(position_curves({"NoPE": log_binned(nope)}, train_length=33, ylabel="loss",
+                          title="t", references=refs))
     with pytest.raises(TypeError, match="results"):
         lab_curves({"runs": []})
     with pytest.raises(ValueError, match="task"):
         lab_attention_maps(artifacts, "sort")
+    with pytest.raises(ValueError, match="task"):
+        rope_methods_curves(results, "sort")
+    with pytest.raises(TypeError, match="curves"):
+        position_curves({}, train_length=8, ylabel="", title="")
     with pytest.raises(ValueError, match="train_length"):
         learned_table_figure(np.zeros((8, 4), dtype=np.float32), np.zeros((8, 4)), 8)
     with pytest.raises(ValueError, match="shape"):
@@ -396,10 +600,14 @@ def test_lab_figures_from_the_committed_results() -> None:
 def test_copy_partner_weight_reads_the_diagonal() -> None:
     from posenc_lib.lab.results import copy_partner_weight
 
-    n = 8
-    grid = np.zeros((n, n), dtype=np.float32)
-    grid[np.arange(4, 8), np.arange(0, 4)] = 1.0  # every second-half query on its partner
-    artifacts = {"attn/copy/rope/1x/layer1": grid, "attn/copy/rope/4x/layer1": grid / 2}
+    # Without BOS: 8 positions, m = 4, queries 4…7 read keys 0…3.
+    grid = np.zeros((8, 8), dtype=np.float32)
+    grid[np.arange(4, 8), np.arange(0, 4)] = 1.0
+    # With BOS: 9 positions, m = 4, queries 5…8 read keys 1…4 (the token after the previous
+    # occurrence of the current one).
+    with_bos_grid = np.zeros((9, 9), dtype=np.float32)
+    with_bos_grid[np.arange(5, 9), np.arange(1, 5)] = 1.0
+    artifacts = {"attn/copy/rope/1x/layer1": grid, "attn/copy/rope/4x/layer1": with_bos_grid}
     assert copy_partner_weight(artifacts, "rope", 1) == 1.0
     assert copy_partner_weight(artifacts, "rope", 4) == 1.0
     with pytest.raises(KeyError, match="no attention map"):

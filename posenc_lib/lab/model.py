@@ -10,7 +10,9 @@ Every positional scheme calls the library's own function:
 * ``"rope"`` / ``"rope_abf"``: :func:`posenc_lib.rope.apply_rope_half` on queries and keys, with
   the inverse frequencies of :func:`posenc_lib.rope.rope_inv_freq` (base ``rope_base``); the
   scaling methods of :mod:`posenc_lib.scaling` plug in at inference through ``inv_freq=``;
-* ``"alibi"``: :func:`posenc_lib.alibi.alibi_bias` added to the logits.
+* ``"alibi"``: :func:`posenc_lib.alibi.alibi_bias` added to the logits;
+* ``"t5"``: T5's bucketed relative bias (:func:`t5_buckets`, one trained scalar per head and
+  bucket, shared by the layers) added to the logits.
 
 Attention itself is :func:`posenc_lib.attention.attention`.
 """
@@ -36,9 +38,32 @@ from ..attention import attention, causal_mask
 from ..rope import apply_rope_half, rope_inv_freq
 from ..sinusoidal import sinusoidal_table
 
-__all__ = ["SCHEMES", "DecoderOutput", "ModelConfig", "TinyDecoder"]
+__all__ = ["SCHEMES", "DecoderOutput", "ModelConfig", "TinyDecoder", "t5_buckets"]
 
-SCHEMES = ("none", "sinusoidal", "learned", "rope", "rope_abf", "alibi")
+SCHEMES = ("none", "sinusoidal", "learned", "rope", "rope_abf", "alibi", "t5")
+
+
+def t5_buckets(seq: int, num_buckets: int = 32, max_distance: int = 128) -> torch.Tensor:
+    """T5's causal relative-position buckets, ``(seq, seq)`` long (query, key).
+
+    Distance ``d = query − key >= 0``: buckets ``0 … B/2 − 1`` hold ``d`` exactly, the other
+    half grows logarithmically up to ``max_distance``; every ``d >= max_distance`` shares the
+    last bucket (Raffel et al.; Hugging Face's ``_relative_position_bucket`` with
+    ``bidirectional=False``). Keys after the query (masked anyway) get bucket 0.
+    """
+    seq = check_positive_int(seq, "seq")
+    num_buckets = check_int(num_buckets, "num_buckets", minimum=4)
+    max_distance = check_int(max_distance, "max_distance", minimum=num_buckets // 2 + 1)
+    check_size(("seq", seq), ("seq", seq), what="the (seq, seq) buckets")
+    pos = torch.arange(seq)
+    distance = (pos[:, None] - pos[None, :]).clamp(min=0)  # (seq, seq)
+    exact = num_buckets // 2
+    # Distances below `exact` are replaced by `exact` before the log (they use the exact branch).
+    far = exact + (
+        torch.log(distance.clamp(min=exact).float() / exact)
+        / math.log(max_distance / exact) * (num_buckets - exact)
+    ).long()  # (seq, seq)
+    return torch.where(distance < exact, distance, far.clamp(max=num_buckets - 1))
 
 
 @dataclass(frozen=True)
@@ -59,6 +84,10 @@ class ModelConfig:
         Rows of the learned table (``"learned"`` only; positions ``>= max_len`` are an error).
     rope_base : float
         RoPE base for ``"rope"`` and ``"rope_abf"``.
+    learned_init_std : float
+        Standard deviation of the learned table's initialisation (GPT-2 and nanoGPT: 0.02).
+    t5_num_buckets, t5_max_distance : int
+        T5's bucketing (``"t5"`` only; T5's defaults 32 and 128).
     """
 
     vocab: int
@@ -69,6 +98,9 @@ class ModelConfig:
     d_ff: int = 128
     max_len: int = 256
     rope_base: float = 10000.0
+    learned_init_std: float = 0.02
+    t5_num_buckets: int = 32
+    t5_max_distance: int = 128
 
     def __post_init__(self) -> None:
         check_int(self.vocab, "vocab", minimum=2)
@@ -91,6 +123,11 @@ class ModelConfig:
                 f"d_model = {self.d_model}, n_heads = {self.n_heads}"
             )
         check_positive(self.rope_base, "rope_base")
+        check_positive(self.learned_init_std, "learned_init_std")
+        check_int(self.t5_num_buckets, "t5_num_buckets", minimum=4)
+        check_size(("t5_num_buckets", self.t5_num_buckets), ("n_heads", self.n_heads),
+                   what="the (t5_num_buckets, n_heads) bias table")
+        check_int(self.t5_max_distance, "t5_max_distance", minimum=self.t5_num_buckets // 2 + 1)
 
     @property
     def head_dim(self) -> int:
@@ -125,7 +162,7 @@ class CausalSelfAttention(nn.Module):
         y, weights = attention(
             q, k, v,
             mask=causal_mask(seq),  # (seq, seq)
-            bias=bias,  # (heads, seq, seq) for ALiBi, else None
+            bias=bias,  # (heads, seq, seq) for ALiBi and T5, else None
             scale=logit_scale / math.sqrt(head_dim),
         )  # y: (batch, heads, seq, head_dim); weights: (batch, heads, seq, seq)
         y = y.transpose(1, 2).reshape(batch, seq, d_model)  # (batch, seq, d_model)
@@ -189,7 +226,11 @@ class TinyDecoder(nn.Module):
         self.config = config
         self.embed = nn.Embedding(config.vocab, config.d_model)
         if config.scheme == "learned":
-            self.pos_table = nn.Parameter(torch.randn(config.max_len, config.d_model))
+            std = config.learned_init_std
+            self.pos_table = nn.Parameter(torch.randn(config.max_len, config.d_model) * std)
+        if config.scheme == "t5":
+            self.t5_bias = nn.Embedding(config.t5_num_buckets, config.n_heads)
+            nn.init.normal_(self.t5_bias.weight, std=0.02)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
         self.norm = nn.LayerNorm(config.d_model)
         self.head = nn.Linear(config.d_model, config.vocab, bias=False)
@@ -248,6 +289,9 @@ class TinyDecoder(nn.Module):
         bias = None
         if scheme == "alibi":
             bias = alibi_bias(self.config.n_heads, seq, dtype=x.dtype)  # (heads, seq, seq)
+        elif scheme == "t5":
+            buckets = t5_buckets(seq, self.config.t5_num_buckets, self.config.t5_max_distance)
+            bias = self.t5_bias(buckets).permute(2, 0, 1)  # (heads, seq, seq)
         hidden, weights = [x], []
         for block in self.blocks:
             x, w = block(x, inv_freq, bias, logit_scale)  # (batch, seq, d_model), (b, h, s, s)

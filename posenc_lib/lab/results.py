@@ -7,7 +7,9 @@ The book never trains: chapter 9 reads ``posenc_lib/lab/data/lab_results.json`` 
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -17,8 +19,8 @@ import torch
 from .._validation import check_choice
 from . import tasks
 from .model import TinyDecoder
-from .run import ARTIFACTS_NAME, RESULTS_NAME
-from .train import LabSettings, build_model
+from .run import ARTIFACTS_NAME, RESULTS_NAME, jobs
+from .train import VARIANTS, LabSettings, build_model
 
 __all__ = [
     "DATA_DIR",
@@ -28,7 +30,11 @@ __all__ = [
     "load_artifacts",
     "load_nope_model",
     "load_results",
+    "log_binned",
+    "markov_references",
+    "per_position",
     "reference_loss",
+    "runs",
     "summarise",
 ]
 
@@ -45,33 +51,44 @@ def load_results(path: str | Path | None = None) -> dict:
 
 def check_current(results: dict, settings: LabSettings | None = None) -> None:
     """Raise ``ValueError`` unless ``results`` were produced by ``settings`` (default: current)
-    and hold exactly one run per configuration of the grid."""
+    and hold exactly one run per job of the grid (:func:`posenc_lib.lab.run.jobs`)."""
     settings = LabSettings() if settings is None else settings
     if results.get("settings_digest") != settings.digest():
         raise ValueError(
             f"results were produced with settings {results.get('settings_digest')}, the current "
             f"settings are {settings.digest()}: run `make lab` again"
         )
-    have = sorted((r["task"], r["scheme"], r["seed"]) for r in results["runs"])
-    want = sorted((t, s, seed) for t in settings.tasks for s in settings.schemes
-                  for seed in settings.seeds)
-    if have != want:
-        raise ValueError("results do not hold exactly one run per (task, scheme, seed)")
+    have = sorted((r["variant"], r["task"], r["scheme"], r["seed"]) for r in results["runs"])
+    if have != sorted(jobs(settings)):
+        raise ValueError("results do not hold exactly one run per (variant, task, scheme, seed)")
 
 
-def summarise(results: dict, task: str, method: str = "plain") -> dict[str, dict[int, dict]]:
-    """Mean and spread over seeds: ``{scheme: {length: {mean, std, min, max, n}}}``.
+def runs(results: dict, *, variant: str = "bos", task: str | None = None,
+         scheme: str | None = None) -> list[dict]:
+    """The run records of one variant (optionally one task and scheme), in grid order."""
+    variant = check_choice(variant, "variant", VARIANTS)
+    return [r for r in results["runs"] if r["variant"] == variant
+            and (task is None or r["task"] == task) and (scheme is None or r["scheme"] == scheme)]
+
+
+def summarise(results: dict, task: str, method: str = "plain", *, variant: str = "bos",
+              key: str = "metrics") -> dict[str, dict[int, dict]]:
+    """Mean and spread over seeds: ``{scheme: {length: {mean, std, min, max, n, fitted}}}``.
 
     ``method`` picks a RoPE scaling method (other schemes only have ``"plain"`` and are left out
-    for any other method).
+    for any other method); ``key`` is ``"metrics"`` or ``"exact"`` (copy's exact match).
+    ``fitted`` counts the seeds that passed the in-range fit gate.
     """
     task = check_choice(task, "task", tuple(results["settings"]["tasks"]))
     method = check_choice(method, "method", tuple(results["settings"]["rope_methods"]))
+    key = check_choice(key, "key", ("metrics", "exact"))
     values: dict[str, dict[int, list[float]]] = {}
-    for run in results["runs"]:
-        if run["task"] != task or method not in run["metrics"]:
+    fits: dict[str, int] = {}
+    for run in runs(results, variant=variant, task=task):
+        if method not in run[key]:
             continue
-        for length, value in run["metrics"][method].items():
+        fits[run["scheme"]] = fits.get(run["scheme"], 0) + int(run["fitted"])
+        for length, value in run[key][method].items():
             values.setdefault(run["scheme"], {}).setdefault(int(length), []).append(value)
     return {
         scheme: {
@@ -81,6 +98,7 @@ def summarise(results: dict, task: str, method: str = "plain") -> dict[str, dict
                 "min": min(v),
                 "max": max(v),
                 "n": len(v),
+                "fitted": fits[scheme],
             }
             for length, v in sorted(by_length.items())
         }
@@ -97,25 +115,91 @@ def load_artifacts(path: str | Path | None = None) -> dict[str, np.ndarray]:
         return {key: data[key].astype(np.float32) for key in data.files}
 
 
-def learned_table(artifacts: dict[str, np.ndarray], task: str) -> np.ndarray:
+def per_position(artifacts: dict[str, np.ndarray], task: str, scheme: str, length: int, *,
+                 variant: str = "bos", kind: str = "loss") -> np.ndarray:
+    """Per-position loss or accuracy of every saved seed at ``length`` tokens,
+    ``(seeds, positions)`` (positions include the BOS token of BOS variants)."""
+    kind = check_choice(kind, "kind", ("loss", "accuracy"))
+    prefix = f"pos/{variant}/{task}/{scheme}/"
+    rows = [value for key, value in sorted(artifacts.items())
+            if key.startswith(prefix) and key.endswith(f"/{length}/{kind}")]
+    if not rows:
+        raise KeyError(f"no per-position {kind} for {prefix}*/{length} in the artifacts")
+    return np.stack(rows)
+
+
+def log_binned(values: np.ndarray, start: int = 1, per_octave: int = 2
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Average a per-position curve over bins of equal width on a log axis.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        ``(positions,)``, or ``(seeds, positions)`` (averaged over seeds first).
+    start : int
+        First position used (e.g. 1 to skip a BOS token's prediction).
+    per_octave : int
+        Bins per doubling of the position.
+
+    Returns
+    -------
+    tuple
+        ``(centres, means)``: the mean position and the mean value of each bin, float64.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 2:
+        values = values.mean(0)
+    if values.ndim != 1:
+        raise ValueError("values must be (positions,) or (seeds, positions)")
+    n = values.shape[0]
+    if not isinstance(start, int) or not 1 <= start < n:
+        raise ValueError(f"start must be an integer in [1, {n - 1}], got {start!r}")
+    if not isinstance(per_octave, int) or per_octave < 1:
+        raise ValueError(f"per_octave must be a positive integer, got {per_octave!r}")
+    k_max = math.ceil(math.log2(n / start) * per_octave)
+    edges = np.unique(np.round(start * 2.0 ** (np.arange(k_max + 2) / per_octave)).astype(int))
+    edges = edges[edges <= n]
+    if edges[-1] < n:
+        edges = np.append(edges, n)
+    positions = np.arange(n, dtype=np.float64)
+    bins = list(itertools.pairwise(edges))
+    centres = np.array([positions[a:b].mean() for a, b in bins])
+    means = np.array([values[a:b].mean() for a, b in bins])
+    return centres, means
+
+
+def learned_table(artifacts: dict[str, np.ndarray], task: str, variant: str = "bos"
+                  ) -> np.ndarray:
     """The trained learned-absolute table of the seed-0 model, ``(max_len, d_model)``."""
-    key = f"table/{task}"
+    key = f"table/{variant}/{task}"
     if key not in artifacts:
         raise KeyError(f"no learned table for task {task!r} in the artifacts")
     return artifacts[key]
 
 
-def load_nope_model(artifacts: dict[str, np.ndarray], settings: LabSettings | None = None
-                    ) -> TinyDecoder:
+def load_nope_model(artifacts: dict[str, np.ndarray], settings: LabSettings | None = None,
+                    variant: str = "bos") -> TinyDecoder:
     """The trained seed-0 NoPE model of the Markov task (weights stored in float16)."""
     settings = LabSettings() if settings is None else settings
-    model = build_model(settings, "markov", "none", settings.seeds[0])
-    prefix = "nope_markov/"
+    model = build_model(settings, "markov", "none", settings.seeds[0], variant)
+    prefix = f"nope_markov/{variant}/"
     state = {k[len(prefix):]: torch.from_numpy(v) for k, v in artifacts.items()
              if k.startswith(prefix)}
     model.load_state_dict(state)
     model.eval()
     return model
+
+
+def markov_references(settings: LabSettings | None = None) -> dict[str, float]:
+    """The chain's three reference losses (nats): ``floor`` (its entropy rate),
+    ``current_token`` (the best loss from the current token alone) and ``uniform`` (``ln V``);
+    :meth:`posenc_lib.lab.tasks.MarkovTask.references`."""
+    from .train import task_for
+
+    settings = LabSettings() if settings is None else settings
+    task = task_for(settings, "markov")
+    assert isinstance(task, tasks.MarkovTask)
+    return task.references()
 
 
 def reference_loss(settings: LabSettings | None = None) -> dict[int, float]:
@@ -128,7 +212,7 @@ def reference_loss(settings: LabSettings | None = None) -> dict[int, float]:
     assert isinstance(task, tasks.MarkovTask)
     out = {}
     for length in settings.eval_lengths:
-        inputs, targets, scored = eval_batch(settings, task, length)
+        inputs, targets, scored = eval_batch(settings, task, length, bos=False)
         out[length] = float(task.true_loss(inputs, targets)[:, scored].mean())
     return out
 
@@ -137,15 +221,15 @@ def copy_partner_weight(artifacts: dict[str, np.ndarray], scheme: str, multiple:
                         layer: int = 1) -> float:
     """Mean attention weight (over heads and second-half queries) on the token to copy.
 
-    In the saved copy-task maps, the query at position ``p >= m`` must read the key at
-    ``p − m``. For the 2×2-pooled maps (4× and beyond) the cell holding that key also holds one
-    neighbouring key, so the value is then an upper bound (the partner plus one neighbour).
+    In the saved copy-task maps of ``n`` positions (BOS included), the ``m = n // 2`` scored
+    queries ``p = n − m … n − 1`` must read the key at ``p − m`` (the token after the previous
+    occurrence of the current token), with or without a BOS token.
     """
     key = f"attn/copy/{scheme}/{multiple}x/layer{layer}"
     if key not in artifacts:
         raise KeyError(f"no attention map {key!r} in the artifacts")
     grid = artifacts[key]
     n = grid.shape[0]
-    rows = np.arange(n // 2, n)
-    pooled = 2.0 if multiple >= 4 else 1.0
-    return float(pooled * grid[rows, rows - n // 2].mean())
+    m = n // 2
+    rows = np.arange(n - m, n)
+    return float(grid[rows, rows - m].mean())

@@ -10,17 +10,20 @@
   however long the sequence. Scored by cross-entropy (nats) against the chain's own entropy.
 
 Each batch is ``(inputs, targets, scored)``: ``inputs`` and ``targets`` ``(batch, n)`` long,
-``scored`` ``(n,)`` bool, the positions whose prediction counts.
+``scored`` ``(n,)`` bool, the positions whose prediction counts. :func:`with_bos` puts a
+beginning-of-sequence token in front of every sequence (one more position, never scored).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import torch
 
 from .._validation import check_int, check_positive, check_seed, check_size
 
-__all__ = ["TASKS", "CopyTask", "MarkovTask", "make_task"]
+__all__ = ["TASKS", "CopyTask", "MarkovTask", "make_task", "with_bos"]
 
 TASKS = ("copy", "markov")
 
@@ -144,13 +147,61 @@ class MarkovTask:
         inputs, targets, _ = self.batch(generator, batch, train_length)
         return inputs, targets, torch.arange(train_length) >= 2
 
+    def stationary_pairs(self) -> torch.Tensor:
+        """The chain's stationary distribution over pairs ``(a, b)``, ``(vocab, vocab)`` float64.
+
+        The pair chain ``(a, b) → (b, c)`` is iterated from the uniform distribution (every row
+        of the transition table is strictly positive, so it converges geometrically).
+        """
+        pairs = torch.full((self.vocab, self.vocab), 1.0 / self.vocab**2, dtype=torch.float64)
+        for _ in range(10_000):
+            new = torch.einsum("ab,abc->bc", pairs, self.transitions)  # (vocab, vocab)
+            if torch.allclose(new, pairs, rtol=0.0, atol=1e-15):
+                break
+            pairs = new
+        return new
+
+    def references(self) -> dict[str, float]:
+        """Three reference losses (nats per token) under the stationary chain.
+
+        ``floor``: the entropy rate ``H(x_t | x_{t−2}, x_{t−1})``, the best any model can do;
+        ``current_token``: ``H(x_t | x_{t−1})``, the best a model that sees only the current
+        token can do; ``uniform``: ``ln vocab``, guessing.
+        """
+        pairs = self.stationary_pairs()  # (a, b)
+        t = self.transitions  # (a, b, c)
+        floor = -(pairs[..., None] * t * t.log()).sum()
+        joint_bc = torch.einsum("ab,abc->bc", pairs, t)  # P(b, c)
+        cond = joint_bc / joint_bc.sum(-1, keepdim=True)  # P(c | b)
+        current = -(joint_bc * cond.log()).sum()
+        return {"floor": float(floor), "current_token": float(current),
+                "uniform": math.log(self.vocab)}
+
     def true_loss(self, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """The chain's own cross-entropy at each position, ``(batch, length)``; positions 0 and 1
-        (whose two predecessors are not both known) are NaN."""
+        """The chain's own cross-entropy at each position, ``(batch, length)``; position 0
+        (whose two predecessors are not both known) is NaN. Inputs without a BOS token."""
         out = torch.full(targets.shape, float("nan"), dtype=torch.float64)
         probs = self.transitions[inputs[:, :-1], inputs[:, 1:], targets[:, 1:]]  # (batch, n−1)
         out[:, 1:] = -probs.log()
         return out
+
+
+def with_bos(
+    batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor], bos: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Put the token ``bos`` in front of every sequence of a task batch.
+
+    ``(inputs, targets, scored)`` of ``n`` positions become ``n + 1`` positions: the BOS input
+    predicts the first token (never scored), every other prediction moves one position right.
+    """
+    inputs, targets, scored = batch
+    bos = check_int(bos, "bos", minimum=0)
+    first = torch.full((inputs.shape[0], 1), bos, dtype=inputs.dtype)  # (batch, 1)
+    return (
+        torch.cat([first, inputs], 1),  # (batch, n + 1)
+        torch.cat([inputs[:, :1], targets], 1),  # (batch, n + 1)
+        torch.cat([torch.zeros(1, dtype=torch.bool), scored]),  # (n + 1,)
+    )
 
 
 def make_task(name: str, *, vocab: int, train_length: int, seed: int = 0,

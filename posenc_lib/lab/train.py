@@ -1,4 +1,4 @@
-"""Train one lab configuration and evaluate it at 1×, 2×, 4×, 8× the training length.
+"""Train one lab configuration and evaluate it at 1×, 1.5×, 2×, 4×, 8× the training length.
 
 :class:`LabSettings` holds every knob of the lab; its :meth:`~LabSettings.digest` identifies the
 settings that produced a results file. :func:`train_run` trains one ``(task, scheme, seed)`` and
@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -22,34 +23,52 @@ from .._validation import check_choice, check_int, check_positive_int, check_see
 from ..scaling import dynamic_ntk_inv_freq, ntk_inv_freq, pi_inv_freq, yarn_inv_freq
 from .model import SCHEMES, ModelConfig, TinyDecoder
 from .probe import position_probe
-from .tasks import TASKS, CopyTask, MarkovTask, make_task
+from .tasks import TASKS, CopyTask, MarkovTask, make_task, with_bos
 
 __all__ = [
     "ROPE_METHODS",
+    "VARIANTS",
     "LabSettings",
     "build_model",
     "evaluate",
+    "evaluate_full",
     "rope_method_inv_freq",
     "train_model",
     "train_run",
 ]
 
-ROPE_METHODS = ("plain", "pi", "ntk", "dynamic_ntk", "yarn")
+# Inference-time RoPE methods. "_temp": with YaRN's attention temperature (0.1·ln s + 1)² on the
+# logits; "yarn_no_temp": YaRN's spectrum without it; "temp": the temperature alone.
+ROPE_METHODS = ("plain", "pi", "ntk", "dynamic_ntk", "yarn",
+                "yarn_no_temp", "pi_temp", "ntk_temp", "temp")
+
+# The grid's variants: the main one (a BOS token on every sequence) and two ablations.
+VARIANTS = ("bos", "no_bos", "learned_std1")
 
 
 @dataclass(frozen=True)
 class LabSettings:
-    """Every setting of the lab; the results file records them and their digest."""
+    """Every setting of the lab; the results file records them and their digest.
+
+    The main grid (variant ``"bos"``) trains every scheme on every task for every seed in
+    ``seeds``, with a BOS token in front of every sequence. Ablations: ``"no_bos"`` drops the
+    BOS token (every scheme with the first of ``ablation_seeds``, the schemes of
+    ``ablation_seed_schemes`` with all of them); ``"learned_std1"`` (the learned table only,
+    first ablation seed) initialises the table at std 1 instead of ``learned_init_std``.
+    ``max_runs`` keeps only the first runs of that grid, in the order of
+    :func:`posenc_lib.lab.run.jobs` (most informative first): the budget of a busy machine.
+    """
 
     train_length: int = 32
-    eval_multiples: tuple[int, ...] = (1, 2, 4, 8)
+    eval_multiples: tuple[float, ...] = (1, 1.5, 2, 4, 8)
     steps: int = 1500
     batch: int = 32
     lr: float = 3e-3
     warmup: int = 50
     d_model: int = 64
     n_heads: int = 4
-    n_layers: int = 2
+    copy_layers: int = 3
+    markov_layers: int = 2
     d_ff: int = 128
     copy_vocab: int = 160
     markov_vocab: int = 16
@@ -57,12 +76,22 @@ class LabSettings:
     markov_seed: int = 1234
     rope_base: float = 10000.0
     abf_base: float = 500000.0
+    learned_init_std: float = 0.02
     eval_batch: int = 64
     eval_seed: int = 2024
+    val_batch: int = 64
+    curve_every: int = 250
+    probe_batch: int = 256
+    copy_fit_accuracy: float = 0.95
+    markov_fit_margin: float = 0.1
     seeds: tuple[int, ...] = (0, 1, 2)
+    ablation_seeds: tuple[int, ...] = (0, 1)
+    ablation_seed_schemes: tuple[str, ...] = ("none", "alibi")
     schemes: tuple[str, ...] = SCHEMES
     tasks: tuple[str, ...] = TASKS
+    variants: tuple[str, ...] = VARIANTS
     rope_methods: tuple[str, ...] = ROPE_METHODS
+    max_runs: int | None = None
 
     def __post_init__(self) -> None:
         check_int(self.train_length, "train_length", minimum=4)
@@ -70,16 +99,33 @@ class LabSettings:
             raise ValueError(f"train_length must be even, got {self.train_length}")
         check_size(("train_length", self.train_length))
         check_int(self.steps, "steps", minimum=1)
-        for name in ("batch", "d_model", "n_heads", "n_layers", "d_ff", "eval_batch"):
+        for name in ("batch", "d_model", "n_heads", "copy_layers", "markov_layers", "d_ff",
+                     "eval_batch", "val_batch", "curve_every"):
             check_positive_int(getattr(self, name), name)
+        check_int(self.probe_batch, "probe_batch", minimum=2)
+        if self.max_runs is not None:
+            check_positive_int(self.max_runs, "max_runs")
         for scheme in self.schemes:
             check_choice(scheme, "schemes", SCHEMES)
         for task in self.tasks:
             check_choice(task, "tasks", TASKS)
+        for scheme in self.ablation_seed_schemes:
+            check_choice(scheme, "ablation_seed_schemes", SCHEMES)
+        for variant in self.variants:
+            check_choice(variant, "variants", VARIANTS)
+        for method in self.rope_methods:
+            check_choice(method, "rope_methods", ROPE_METHODS)
+        if not self.seeds:
+            raise ValueError("seeds must hold at least one seed")
         if not self.eval_multiples or any(
-            not isinstance(m, int) or m < 1 for m in self.eval_multiples
-        ):
-            raise ValueError(f"eval_multiples must be positive integers, got {self.eval_multiples}")
+            not isinstance(m, (int, float)) or m < 1 for m in self.eval_multiples
+        ) or self.eval_multiples[0] != 1:
+            raise ValueError(
+                f"eval_multiples must be numbers >= 1 starting with 1, got {self.eval_multiples}"
+            )
+        for m in self.eval_multiples:
+            if (self.train_length * m) % 2:
+                raise ValueError(f"train_length × {m} must be an even integer")
         if 2 * (self.copy_vocab - 1) < self.max_eval_length:
             raise ValueError(
                 f"copy_vocab must be >= max eval length / 2 + 1 = {self.max_eval_length // 2 + 1}"
@@ -87,11 +133,17 @@ class LabSettings:
 
     @property
     def max_eval_length(self) -> int:
-        return self.train_length * max(self.eval_multiples)
+        return int(self.train_length * max(self.eval_multiples))
 
     @property
     def eval_lengths(self) -> list[int]:
-        return [self.train_length * m for m in self.eval_multiples]
+        """Evaluation lengths in task tokens (a BOS token, when used, comes on top)."""
+        return [int(self.train_length * m) for m in self.eval_multiples]
+
+    def layers(self, task: str) -> int:
+        """The depth of the models of ``task``."""
+        task = check_choice(task, "task", TASKS)
+        return self.copy_layers if task == "copy" else self.markov_layers
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -100,6 +152,13 @@ class LabSettings:
         """A short hash of the settings (the results file must carry the current one)."""
         text = json.dumps(self.to_dict(), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def variant_options(variant: str) -> dict:
+    """``{"bos": bool, "learned_init_std": float | None}`` of a variant (None: the default)."""
+    variant = check_choice(variant, "variant", VARIANTS)
+    return {"bos": variant != "no_bos",
+            "learned_init_std": 1.0 if variant == "learned_std1" else None}
 
 
 def task_for(settings: LabSettings, task: str) -> CopyTask | MarkovTask:
@@ -111,20 +170,29 @@ def task_for(settings: LabSettings, task: str) -> CopyTask | MarkovTask:
     )
 
 
-def build_model(settings: LabSettings, task: str, scheme: str, seed: int) -> TinyDecoder:
-    """A freshly initialised model (``torch.manual_seed(seed)`` first, so the init is fixed)."""
+def build_model(settings: LabSettings, task: str, scheme: str, seed: int,
+                variant: str = "bos") -> TinyDecoder:
+    """A freshly initialised model (``torch.manual_seed(seed)`` first, so the init is fixed).
+
+    With a BOS token (every variant but ``"no_bos"``) the vocabulary has one more id, the BOS
+    token ``task.vocab``, and every sequence one more position.
+    """
     check_choice(task, "task", TASKS)
     check_choice(scheme, "scheme", SCHEMES)
+    options = variant_options(variant)
     torch.manual_seed(check_seed(seed))
+    vocab = settings.copy_vocab if task == "copy" else settings.markov_vocab
+    std = options["learned_init_std"]
     config = ModelConfig(
-        vocab=settings.copy_vocab if task == "copy" else settings.markov_vocab,
+        vocab=vocab + int(options["bos"]),
         scheme=scheme,
         d_model=settings.d_model,
         n_heads=settings.n_heads,
-        n_layers=settings.n_layers,
+        n_layers=settings.layers(task),
         d_ff=settings.d_ff,
-        max_len=settings.max_eval_length,
+        max_len=settings.max_eval_length + 1,
         rope_base=settings.abf_base if scheme == "rope_abf" else settings.rope_base,
+        learned_init_std=settings.learned_init_std if std is None else std,
     )
     return TinyDecoder(config)
 
@@ -134,10 +202,13 @@ def rope_method_inv_freq(
 ) -> tuple[torch.Tensor | None, float]:
     """``(inv_freq, logit_scale)`` of a RoPE scaling method for evaluating at ``length``.
 
-    PI, NTK and YaRN use the factor ``s = length / train_length`` matched to the evaluation
-    length (at ``s <= 1`` they are plain RoPE); dynamic NTK is Hugging Face's rule with factor 1,
+    ``length`` and ``train_length`` count model positions (a BOS token included). PI, NTK and
+    YaRN use the factor ``s = length / train_length`` matched to the evaluation length (at
+    ``s <= 1`` every method is plain RoPE); dynamic NTK is Hugging Face's rule with factor 1,
     ``s = length / train_length`` for the current length ``length`` (:func:`evaluate` applies it
-    block by block). YaRN also scales the logits by its attention factor squared.
+    block by block). YaRN scales the logits by its attention factor squared,
+    ``(0.1·ln s + 1)²``; ``yarn_no_temp`` drops it, ``pi_temp``, ``ntk_temp`` and ``temp`` add it
+    to PI, NTK and plain RoPE.
     """
     method = check_choice(method, "method", ROPE_METHODS)
     length = check_positive_int(length, "length")
@@ -149,28 +220,35 @@ def rope_method_inv_freq(
     factor = max(1.0, length / train_length)
     if method == "plain" or factor == 1.0:
         return inv_freq, 1.0
-    if method == "pi":
-        return pi_inv_freq(dim, base, factor), 1.0
-    if method == "ntk":
-        return ntk_inv_freq(dim, base, factor), 1.0
+    yarn_freq, attention_factor = yarn_inv_freq(dim, base, factor, train_length)
+    temperature = attention_factor**2
     if method == "dynamic_ntk":
         return dynamic_ntk_inv_freq(dim, base, 1.0, length, train_length), 1.0
-    inv_freq, attention_factor = yarn_inv_freq(dim, base, factor, train_length)
-    return inv_freq, attention_factor**2
+    spectrum = {"pi": pi_inv_freq, "ntk": ntk_inv_freq}
+    stem = method.removesuffix("_no_temp").removesuffix("_temp")
+    if stem in spectrum:
+        inv_freq = spectrum[stem](dim, base, factor)
+    elif stem == "yarn":
+        inv_freq = yarn_freq
+    scaled = method in ("yarn", "pi_temp", "ntk_temp", "temp")
+    return inv_freq, temperature if scaled else 1.0
 
 
-def _loss(model: TinyDecoder, inputs: torch.Tensor, targets: torch.Tensor, scored: torch.Tensor,
+def _loss(model: TinyDecoder, inputs: torch.Tensor, targets: torch.Tensor,
           **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token cross-entropy and correctness (greedy argmax), each ``(batch, seq)``."""
     logits = model(inputs, **kwargs).logits  # (batch, seq, vocab)
     losses = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")  # (batch, seq)
-    correct = logits.argmax(-1) == targets  # (batch, seq)
-    return losses[:, scored], correct[:, scored]
+    return losses, logits.argmax(-1) == targets
 
 
-def eval_batch(settings: LabSettings, task: CopyTask | MarkovTask, length: int):
-    """The fixed evaluation batch at ``length`` (same for every run)."""
+def eval_batch(settings: LabSettings, task: CopyTask | MarkovTask, length: int,
+               bos: bool = True):
+    """The fixed evaluation batch at ``length`` task tokens (same for every run), with a BOS
+    token in front when ``bos`` (id ``task.vocab``)."""
     generator = torch.Generator().manual_seed(settings.eval_seed + length)
-    return task.batch(generator, settings.eval_batch, length)
+    batch = task.batch(generator, settings.eval_batch, length)
+    return with_bos(batch, task.vocab) if bos else batch
 
 
 def _metric(task: CopyTask | MarkovTask, losses: torch.Tensor, correct: torch.Tensor) -> float:
@@ -180,44 +258,94 @@ def _metric(task: CopyTask | MarkovTask, losses: torch.Tensor, correct: torch.Te
 
 
 @torch.no_grad()
+def evaluate_full(
+    model: TinyDecoder,
+    settings: LabSettings,
+    task: CopyTask | MarkovTask,
+    length: int,
+    method: str = "plain",
+    bos: bool = True,
+) -> dict:
+    """Score ``model`` on the fixed evaluation batch of ``length`` task tokens.
+
+    Returns
+    -------
+    dict
+        ``metric``: copy token accuracy, or Markov loss (nats), over the scored positions
+        (Markov beyond the training length: positions never seen in training only);
+        ``exact``: the share of sequences whose every scored token is right (copy; under
+        teacher forcing, all-correct is exactly greedy decoding's exact match);
+        ``loss`` and ``accuracy``: per position, averaged over the batch, ``(positions,)``
+        float32 numpy arrays (every position, scored or not).
+
+    ``method`` (RoPE models only) applies a scaling method of :data:`ROPE_METHODS` at inference
+    with the factor ``s = positions / training positions`` matched to the evaluation length, for
+    the whole sequence at once. Dynamic NTK lets the factor follow the *current* length, as when
+    generating: the sequence is scored block by block (``L`` positions at a time), each block
+    from its full prefix with the factor of that prefix's length (Hugging Face's rule with
+    factor 1), like decoding that recomputes the cache every ``L`` tokens.
+    """
+    length = check_positive_int(length, "length")
+    method = check_choice(method, "method", ROPE_METHODS)
+    model.eval()
+    inputs, targets, scored = eval_batch(settings, task, length, bos)
+    rope = model.config.scheme in ("rope", "rope_abf")
+    if not rope and method != "plain":
+        raise ValueError(f"method {method!r} needs a RoPE model")
+    positions = inputs.shape[1]
+    train_positions = settings.train_length + int(bos)
+    if method != "dynamic_ntk":
+        kwargs = {}
+        if rope:
+            inv_freq, logit_scale = rope_method_inv_freq(model, method, positions,
+                                                         train_positions)
+            kwargs = {"inv_freq": inv_freq, "logit_scale": logit_scale}
+        losses, correct = _loss(model, inputs, targets, **kwargs)
+    else:
+        losses = torch.empty(inputs.shape)
+        correct = torch.empty(inputs.shape, dtype=torch.bool)
+        ends = [*range(train_positions, positions, settings.train_length), positions]
+        begin = 0
+        for end in ends:
+            inv_freq, _ = rope_method_inv_freq(model, method, end, train_positions)
+            block_losses, block_correct = _loss(model, inputs[:, :end], targets[:, :end],
+                                                inv_freq=inv_freq)
+            losses[:, begin:end] = block_losses[:, begin:]
+            correct[:, begin:end] = block_correct[:, begin:]
+            begin = end
+    out = {
+        "metric": _metric(task, losses[:, scored], correct[:, scored]),
+        "loss": losses.mean(0).numpy().astype(np.float32),
+        "accuracy": correct.float().mean(0).numpy().astype(np.float32),
+    }
+    if task.metric == "accuracy":
+        out["exact"] = float(correct[:, scored].all(1).float().mean())
+    return out
+
+
 def evaluate(
     model: TinyDecoder,
     settings: LabSettings,
     task: CopyTask | MarkovTask,
     length: int,
     method: str = "plain",
+    bos: bool = True,
 ) -> float:
-    """The task's metric at ``length``: copy accuracy, or Markov loss (nats) on scored positions.
+    """The task's metric at ``length`` (``evaluate_full(...)["metric"]``)."""
+    return evaluate_full(model, settings, task, length, method, bos)["metric"]
 
-    ``method`` (RoPE models only) applies a scaling method of :data:`ROPE_METHODS` at inference:
-    PI, NTK and YaRN with the factor ``s = length / L`` matched to the evaluation length, for
-    the whole sequence at once. Dynamic NTK lets the factor follow the *current* length, as when
-    generating: the sequence is scored block by block (``L`` positions at a time), each block
-    from its full prefix with the factor of that prefix's length (Hugging Face's rule with
-    factor 1: ``s = prefix / L``), like decoding that recomputes the cache every ``L`` tokens.
-    """
-    length = check_positive_int(length, "length")
+
+@torch.no_grad()
+def _validate(model: TinyDecoder, settings: LabSettings, task: CopyTask | MarkovTask,
+              bos: bool) -> float:
+    """The in-range metric on a fixed validation batch (never the evaluation batch)."""
     model.eval()
-    inputs, targets, scored = eval_batch(settings, task, length)
-    if model.config.scheme not in ("rope", "rope_abf"):
-        if method != "plain":
-            raise ValueError(f"method {method!r} needs a RoPE model")
-        return _metric(task, *_loss(model, inputs, targets, scored))
-    train_length = settings.train_length
-    if method != "dynamic_ntk":
-        inv_freq, logit_scale = rope_method_inv_freq(model, method, length, train_length)
-        return _metric(task, *_loss(model, inputs, targets, scored, inv_freq=inv_freq,
-                                    logit_scale=logit_scale))
-    losses, correct = [], []
-    for end in range(train_length, length + 1, train_length):
-        block = torch.zeros(end, dtype=torch.bool)
-        block[end - train_length:] = True
-        inv_freq, _ = rope_method_inv_freq(model, method, end, train_length)
-        block_losses, block_correct = _loss(model, inputs[:, :end], targets[:, :end],
-                                            scored[:end] & block, inv_freq=inv_freq)
-        losses.append(block_losses)
-        correct.append(block_correct)
-    return _metric(task, torch.cat(losses, 1), torch.cat(correct, 1))
+    generator = torch.Generator().manual_seed(settings.eval_seed - 1)
+    batch = task.batch(generator, settings.val_batch, settings.train_length)
+    inputs, targets, scored = with_bos(batch, task.vocab) if bos else batch
+    losses, correct = _loss(model, inputs, targets)
+    model.train()
+    return _metric(task, losses[:, scored], correct[:, scored])
 
 
 def train_model(
@@ -227,9 +355,14 @@ def train_model(
     seed: int,
     steps: int | None = None,
     progress: Callable[[int], None] | None = None,
-) -> float:
-    """Train ``model`` in place with AdamW (no weight decay), warm-up then cosine; return the
-    mean training loss of the last 10% of steps. ``progress(k)`` is called with step counts."""
+    bos: bool = True,
+) -> tuple[float, list[list[float]]]:
+    """Train ``model`` in place with AdamW (no weight decay), warm-up then cosine.
+
+    Returns the mean training loss of the last 10% of steps and the learning curve: rows
+    ``[step, mean training loss since the last row, in-range validation metric]`` every
+    ``settings.curve_every`` steps and at the end. ``progress(k)`` is called with step counts.
+    """
     steps = settings.steps if steps is None else check_positive_int(steps, "steps")
     seed = check_seed(seed)
     if seed > 2**63 - 1 - 10_000:  # the generator is seeded with 10_000 + seed
@@ -246,23 +379,42 @@ def train_model(
 
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_at)
     model.train()
-    tail = []
+    tail, window, curve = [], [], []
     for step in range(steps):
-        inputs, targets, scored = task.train_batch(generator, settings.batch, settings.train_length)
-        losses, _ = _loss(model, inputs, targets, scored)
-        loss = losses.mean()
+        batch = task.train_batch(generator, settings.batch, settings.train_length)
+        inputs, targets, scored = with_bos(batch, task.vocab) if bos else batch
+        losses, _ = _loss(model, inputs, targets)
+        loss = losses[:, scored].mean()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         schedule.step()
+        value = float(loss.detach())
+        window.append(value)
         if step >= steps - max(1, steps // 10):
-            tail.append(float(loss.detach()))
+            tail.append(value)
+        if (step + 1) % settings.curve_every == 0 or step + 1 == steps:
+            curve.append([step + 1, sum(window) / len(window),
+                          _validate(model, settings, task, bos)])
+            window = []
         if progress is not None and (step + 1) % 20 == 0:
             progress(20)
     if progress is not None and steps % 20:
         progress(steps % 20)
-    return sum(tail) / len(tail)
+    return sum(tail) / len(tail), curve
+
+
+def fitted(settings: LabSettings, task: str, in_range: float) -> bool:
+    """The in-range fit gate: copy accuracy >= ``copy_fit_accuracy``; Markov loss within
+    ``markov_fit_margin`` nats of the chain's entropy rate. Only models that pass it are ranked
+    on extrapolation."""
+    task = check_choice(task, "task", TASKS)
+    if task == "copy":
+        return in_range >= settings.copy_fit_accuracy
+    chain = task_for(settings, "markov")
+    assert isinstance(chain, MarkovTask)
+    return in_range <= chain.references()["floor"] + settings.markov_fit_margin
 
 
 def train_run(
@@ -270,36 +422,61 @@ def train_run(
     task_name: str,
     scheme: str,
     seed: int,
+    variant: str = "bos",
     progress: Callable[[int], None] | None = None,
-) -> tuple[dict, TinyDecoder]:
-    """Train and evaluate one configuration; return ``(record, model)``.
+) -> tuple[dict, TinyDecoder, dict[str, np.ndarray]]:
+    """Train and evaluate one configuration; return ``(record, model, per_position)``.
 
-    The record holds the configuration, seed, final training loss, metrics per evaluation length
-    (and per RoPE method for RoPE models), a position probe of the first layer, and wall time.
+    The record holds the configuration, seed, final training loss, learning curve, metrics per
+    evaluation length (and per RoPE method for RoPE models), copy exact match, the fit gate, a
+    position probe of the first layer, and wall time. ``per_position`` holds the per-position
+    loss and accuracy of the plain model at every evaluation length (keys ``"{n}/loss"``,
+    ``"{n}/accuracy"``; RoPE models also ``"yarn/{n}/..."`` with YaRN), float32.
     """
     from .. import __version__
 
     start = time.perf_counter()
+    bos = variant_options(variant)["bos"]
     task = task_for(settings, task_name)
-    model = build_model(settings, task_name, scheme, seed)
-    train_loss = train_model(model, settings, task, seed, progress=progress)
+    model = build_model(settings, task_name, scheme, seed, variant)
+    train_loss, curve = train_model(model, settings, task, seed, progress=progress, bos=bos)
     methods = settings.rope_methods if scheme in ("rope", "rope_abf") else ("plain",)
-    metrics = {
-        method: {str(n): evaluate(model, settings, task, n, method) for n in settings.eval_lengths}
-        for method in methods
-    }
-    probe = position_probe(model, task, settings.train_length, settings.max_eval_length,
-                           seed=settings.eval_seed)
+    metrics: dict[str, dict[str, float]] = {}
+    exact: dict[str, dict[str, float]] = {}
+    per_position: dict[str, np.ndarray] = {}
+    for method in methods:
+        metrics[method] = {}
+        for n in settings.eval_lengths:
+            out = evaluate_full(model, settings, task, n, method, bos)
+            metrics[method][str(n)] = out["metric"]
+            if method in ("plain", "yarn"):
+                prefix = "" if method == "plain" else "yarn/"
+                per_position[f"{prefix}{n}/loss"] = out["loss"]
+                per_position[f"{prefix}{n}/accuracy"] = out["accuracy"]
+            if "exact" in out:
+                exact.setdefault(method, {})[str(n)] = out["exact"]
+    in_range = metrics["plain"][str(settings.train_length)]
+    probe_length = max(settings.train_length + 2,
+                       min(4 * settings.train_length, settings.max_eval_length))
+    probe = position_probe(model, task, settings.train_length, probe_length,
+                           seed=settings.eval_seed, batch=settings.probe_batch,
+                           bos=task.vocab if bos else None)
     record = {
+        "variant": variant,
         "task": task_name,
         "scheme": scheme,
         "seed": seed,
+        "bos": bos,
+        "layers": settings.layers(task_name),
         "metric": task.metric,
         "train_loss": train_loss,
+        "curve": curve,
+        "fitted": fitted(settings, task_name, in_range),
         "metrics": metrics,
+        "exact": exact,
         "probe_r2": probe,
         "parameters": sum(p.numel() for p in model.parameters()),
         "wall_time_s": time.perf_counter() - start,
         "library_version": __version__,
     }
-    return record, model
+    return record, model, per_position

@@ -1,9 +1,11 @@
 """Figures of the extrapolation lab (chapter 9), drawn from the committed results.
 
 * :func:`lab_curves`: metric against evaluation length, one line per encoding (mean over seeds)
-  with a band from the worst to the best seed; a dropdown picks the task;
-* :func:`rope_methods_curves`: the RoPE model with each scaling method applied at inference,
-  and the RoPE-ABF model, per task;
+  with a band from the worst to the best seed, models that failed the in-range fit gate dashed;
+  a dropdown picks the view (copy accuracy, copy exact match, Markov loss with its references);
+* :func:`rope_methods_curves`: RoPE and RoPE-ABF with each scaling method applied at inference;
+* :func:`learning_curves`: the in-range validation metric during training, per encoding;
+* :func:`position_curves`: a metric against position (log axis), e.g. NoPE with and without BOS;
 * :func:`lab_attention_maps`: head-averaged attention of each layer of the seed-0 models, with
   a slider over encoding × length (1× and 4× the training length);
 * :func:`learned_table_figure`: the learned absolute table — cosine similarity of its rows, and
@@ -31,7 +33,9 @@ __all__ = [
     "lab_attention_maps",
     "lab_curves",
     "learned_table_figure",
+    "learning_curves",
     "nope_counter_figure",
+    "position_curves",
     "rope_methods_curves",
 ]
 
@@ -42,15 +46,29 @@ SCHEME_LABELS = {
     "rope": "RoPE",
     "rope_abf": "RoPE-ABF (base 500 000)",
     "alibi": "ALiBi",
+    "t5": "T5 bucketed bias",
 }
 METHOD_LABELS = {
-    "plain": "RoPE, no scaling",
-    "pi": "RoPE + PI",
-    "ntk": "RoPE + NTK-aware",
-    "dynamic_ntk": "RoPE + dynamic NTK",
-    "yarn": "RoPE + YaRN",
+    "plain": "no scaling",
+    "pi": "PI",
+    "ntk": "NTK-aware",
+    "dynamic_ntk": "dynamic NTK",
+    "yarn": "YaRN",
+    "yarn_no_temp": "YaRN without its temperature",
+    "pi_temp": "PI + YaRN's temperature",
+    "ntk_temp": "NTK + YaRN's temperature",
+    "temp": "YaRN's temperature alone",
 }
-TASK_LABELS = {"copy": "copy task: token accuracy", "markov": "Markov LM: loss beyond L (nats)"}
+REFERENCE_LABELS = {
+    "floor": "the chain's entropy (floor)",
+    "current_token": "current token only",
+    "uniform": "uniform guessing, ln 16",
+}
+VIEWS = {
+    "copy": ("copy: token accuracy", "token accuracy (second half)"),
+    "copy_exact": ("copy: exact match", "sequences copied without an error"),
+    "markov": ("Markov: loss", "loss on new positions (nats; at 1×: all)"),
+}
 
 
 def _check_results(results: object) -> dict:
@@ -85,110 +103,184 @@ def _band_traces(stats: dict[int, dict], name: str, colour: str, group: str, vis
     return [band, mean]
 
 
-def _task_menu(fig: go.Figure, groups: list[list[bool]], tasks: list[str]) -> None:
+def _view_menu(fig: go.Figure, groups: list[list[bool]], views: list[str]) -> None:
     buttons = []
-    for task, visible in zip(tasks, groups, strict=True):
-        yaxis = ({"title": {"text": "token accuracy (second half)"}, "range": [-0.02, 1.02]}
-                 if task == "copy" else
-                 {"title": {"text": "cross-entropy beyond L (nats)"}, "autorange": True})
-        buttons.append({"label": TASK_LABELS[task], "method": "update",
-                        "args": [{"visible": visible}, {"yaxis": yaxis}]})
-    # Under the legend, right of the plot: the long title keeps the space above the axes.
+    for view, visible in zip(views, groups, strict=True):
+        buttons.append({"label": VIEWS[view][0], "method": "update",
+                        "args": [{"visible": visible}, {"yaxis": _yaxis(view)}]})
+    # Under the legend, right of the plot: the title keeps the space above the axes.
     menu = {**_buttons(buttons, 0), "x": 1.02, "xanchor": "left", "y": 0.0, "yanchor": "bottom"}
     fig.update_layout(updatemenus=[menu])
 
 
-def _curves(task_series: dict[str, list[tuple[str, str, dict]]],
-            train_length: int, title: str, floors: dict[int, float] | None) -> go.Figure:
+def _yaxis(view: str) -> dict:
+    if view == "markov":
+        return {"title": {"text": VIEWS[view][1]}, "autorange": True}
+    return {"title": {"text": VIEWS[view][1]}, "range": [-0.02, 1.02]}
+
+
+Series = list[tuple[str, str, dict, bool]]  # (name, legend group, stats by length, dashed)
+
+
+def _curves(view_series: dict[str, Series], train_length: int, title: str,
+            references: dict[str, float] | None) -> go.Figure:
     fig = go.Figure()
-    tasks = list(task_series)
+    views = list(view_series)
     owner: list[str] = []
-    for t_index, task in enumerate(tasks):
-        for k, (name, group, stats) in enumerate(task_series[task]):
-            dash = "dot" if "ABF" in name else "solid"
+    for v_index, view in enumerate(views):
+        for k, (name, group, stats, dashed) in enumerate(view_series[view]):
             traces = _band_traces(stats, name, COLORWAY[k % len(COLORWAY)], group,
-                                  t_index == 0, dash)
+                                  v_index == 0, "dash" if dashed else "solid")
             for trace in traces:
                 fig.add_trace(trace)
-                owner.append(task)
-        if task == "markov" and floors:
-            lengths = sorted(floors)
-            fig.add_trace(go.Scatter(
-                x=lengths, y=[floors[n] for n in lengths], mode="lines", name="the chain's entropy",
-                line={"color": MUTED, "dash": "dash", "width": 1.5}, visible=t_index == 0,
-                hovertemplate="chain's own loss at %{x}: %{y:.3f}<extra></extra>"))
-            owner.append(task)
-    groups = [[o == task for o in owner] for task in tasks]
-    _task_menu(fig, groups, tasks)
-    first = tasks[0]
+                owner.append(view)
+        if view == "markov" and references:
+            lengths = sorted({n for _, _, stats, _ in view_series[view] for n in stats})
+            for r_index, (key, value) in enumerate(references.items()):
+                fig.add_trace(go.Scatter(
+                    x=[lengths[0], lengths[-1]], y=[value, value], mode="lines",
+                    name=REFERENCE_LABELS.get(key, key), visible=v_index == 0,
+                    line={"color": MUTED, "dash": ("dot", "dash", "longdash")[r_index % 3],
+                          "width": 1.5},
+                    hovertemplate=f"{REFERENCE_LABELS.get(key, key)}: {value:.3f}<extra></extra>"))
+                owner.append(view)
+    groups = [[o == view for o in owner] for view in views]
+    if len(views) > 1:
+        _view_menu(fig, groups, views)
     fig.add_vline(x=train_length, line={"color": MUTED, "width": 1, "dash": "dot"})
-    lengths = sorted({n for series in task_series.values() for _, _, stats in series
+    lengths = sorted({n for series in view_series.values() for _, _, stats, _ in series
                       for n in stats})
     fig.update_xaxes(type="log", tickvals=lengths,
-        title={"text": f"evaluation length (tokens; trained at L = {train_length})"})
-    if first == "copy":
-        fig.update_yaxes(title={"text": "token accuracy (second half)"}, range=[-0.02, 1.02])
-    else:
-        fig.update_yaxes(title={"text": "cross-entropy beyond L (nats)"})
-    return _style(fig, title, height=480)
+                     title={"text": f"evaluation length (tokens; trained at L = {train_length})"})
+    fig.update_yaxes(**_yaxis(views[0]))
+    return _style(fig, title, height=500)
 
 
-def lab_curves(results: dict, *, markov_floor: dict[int, float] | None = None) -> go.Figure:
+def lab_curves(results: dict, *, variant: str = "bos",
+               references: dict[str, float] | None = None) -> go.Figure:
     """Each encoding's metric against evaluation length: mean over seeds, band min…max.
 
     Parameters
     ----------
     results : dict
         :func:`posenc_lib.lab.results.load_results`.
-    markov_floor : dict, optional
-        ``{length: loss}``, the chain's own loss (:func:`posenc_lib.lab.results.reference_loss`),
-        drawn as a dashed line on the Markov view.
+    variant : str
+        The grid variant (``"bos"``, ``"no_bos"``).
+    references : dict, optional
+        ``{name: loss}`` drawn as horizontal lines on the Markov view
+        (:func:`posenc_lib.lab.results.markov_references`).
 
     Returns
     -------
     plotly.graph_objects.Figure
-        A dropdown switches between the copy task and the Markov LM.
+        A dropdown switches between copy accuracy, copy exact match and Markov loss. A dashed
+        line marks a scheme with a seed that failed the in-range fit gate.
     """
     results = _check_results(results)
     schemes = results["settings"]["schemes"]
-    series = {}
-    for task in results["settings"]["tasks"]:
-        summary = summarise(results, task)
-        series[task] = [(SCHEME_LABELS[s], s, summary[s]) for s in schemes if s in summary]
+    series: dict[str, Series] = {}
+    for view in VIEWS:
+        task = "copy" if view.startswith("copy") else "markov"
+        if task not in results["settings"]["tasks"]:
+            continue
+        summary = summarise(results, task, variant=variant,
+                            key="exact" if view == "copy_exact" else "metrics")
+        rows: Series = []
+        for s in schemes:
+            if s not in summary:
+                continue
+            first = summary[s][min(summary[s])]
+            unfit = first["fitted"] < first["n"]
+            label = SCHEME_LABELS[s] + (" (did not fit)" if unfit else "")
+            rows.append((label, s, summary[s], unfit))
+        series[view] = rows
+    bos = "with a BOS token" if variant != "no_bos" else "without a BOS token"
     return _curves(series, results["settings"]["train_length"],
-                   "Beyond the training length: each encoding, mean and seed range",
-                   markov_floor)
+                   f"Beyond the training length, {bos}: mean and seed range", references)
 
 
-def rope_methods_curves(results: dict, *, markov_floor: dict[int, float] | None = None
-                        ) -> go.Figure:
-    """The RoPE model with PI, NTK-aware, dynamic NTK and YaRN at inference (no fine-tuning),
-    next to the plain RoPE and RoPE-ABF models; mean over seeds, band min…max."""
+def rope_methods_curves(results: dict, task: str, *, methods: tuple[str, ...] = (
+        "plain", "pi", "ntk", "dynamic_ntk", "yarn"), variant: str = "bos") -> go.Figure:
+    """RoPE (solid) and RoPE-ABF (dashed), each with scaling methods applied at inference (no
+    fine-tuning); mean over seeds, band min…max; one task."""
     results = _check_results(results)
-    methods = results["settings"]["rope_methods"]
-    series = {}
-    for task in results["settings"]["tasks"]:
-        rows = []
+    if task not in results["settings"]["tasks"]:
+        raise ValueError(f"task must be one of {results['settings']['tasks']}, got {task!r}")
+    rows: Series = []
+    for scheme in ("rope", "rope_abf"):
         for method in methods:
-            stats = summarise(results, task, method).get("rope")
+            stats = summarise(results, task, method, variant=variant).get(scheme)
             if stats:
-                rows.append((METHOD_LABELS[method], method, stats))
-        abf = summarise(results, task).get("rope_abf")
-        if abf:
-            rows.append((SCHEME_LABELS["rope_abf"], "rope_abf", abf))
-        series[task] = rows
-    return _curves(series, results["settings"]["train_length"],
-                   "RoPE stretched at inference, and RoPE trained with a larger base",
-                   markov_floor)
+                short = "RoPE-ABF" if scheme == "rope_abf" else "RoPE"
+                rows.append((f"{short}, {METHOD_LABELS[method]}", f"{scheme}/{method}", stats,
+                             scheme == "rope_abf"))
+    view = "copy" if task == "copy" else "markov"
+    return _curves({view: rows}, results["settings"]["train_length"],
+                   f"RoPE and RoPE-ABF stretched at inference ({task})", None)
+
+
+def learning_curves(results: dict, task: str, *, variant: str = "bos") -> go.Figure:
+    """The in-range validation metric during training, one line per encoding and seed."""
+    results = _check_results(results)
+    if task not in results["settings"]["tasks"]:
+        raise ValueError(f"task must be one of {results['settings']['tasks']}, got {task!r}")
+    fig = go.Figure()
+    seen: set[str] = set()
+    for k, scheme in enumerate(results["settings"]["schemes"]):
+        for run in results["runs"]:
+            if (run["variant"], run["task"], run["scheme"]) != (variant, task, scheme):
+                continue
+            steps = [row[0] for row in run["curve"]]
+            values = [round(row[2], 4) for row in run["curve"]]
+            fig.add_trace(go.Scatter(
+                x=steps, y=values, mode="lines", name=SCHEME_LABELS[scheme],
+                legendgroup=scheme, showlegend=scheme not in seen,
+                line={"color": COLORWAY[k % len(COLORWAY)], "width": 1.5},
+                hovertemplate=(f"{SCHEME_LABELS[scheme]}, seed {run['seed']}<br>"
+                               "step %{x}: %{y:.3f}<extra></extra>")))
+            seen.add(scheme)
+    ylabel = "in-range token accuracy" if task == "copy" else "in-range loss (nats)"
+    fig.update_xaxes(title={"text": "training step"})
+    fig.update_yaxes(title={"text": ylabel})
+    return _style(fig, f"Learning curves ({task}, validation batch at L)", height=420)
+
+
+def position_curves(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, train_length: int,
+                    ylabel: str, title: str, references: dict[str, float] | None = None
+                    ) -> go.Figure:
+    """Metric against position on a log axis, one line per entry of ``curves``.
+
+    ``curves`` maps a name to ``(positions, values)`` (e.g. from
+    :func:`posenc_lib.lab.results.log_binned`); ``references`` adds horizontal lines.
+    """
+    if not isinstance(curves, dict) or not curves:
+        raise TypeError("curves must be a non-empty dict {name: (positions, values)}")
+    train_length = _int(train_length, "train_length", 1)
+    fig = go.Figure()
+    for k, (name, (x, y)) in enumerate(curves.items()):
+        fig.add_trace(go.Scatter(
+            x=np.asarray(x, dtype=float).round(1).tolist(),
+            y=np.asarray(y, dtype=float).round(4).tolist(), mode="lines+markers", name=name,
+            line={"color": COLORWAY[k % len(COLORWAY)], "width": 2},
+            hovertemplate=f"{name}<br>position %{{x}}: %{{y:.3f}}<extra></extra>"))
+    for r_index, (key, value) in enumerate((references or {}).items()):
+        fig.add_hline(y=value, line={"color": MUTED, "width": 1.2,
+                                     "dash": ("dot", "dash", "longdash")[r_index % 3]},
+                      annotation_text=REFERENCE_LABELS.get(key, key),
+                      annotation_position="bottom right", annotation_font_color=MUTED)
+    fig.add_vline(x=train_length, line={"color": MUTED, "width": 1, "dash": "dot"})
+    fig.update_xaxes(type="log", title={"text": "position t (log scale)"})
+    fig.update_yaxes(title={"text": ylabel})
+    return _style(fig, title, height=460)
 
 
 def lab_attention_maps(artifacts: dict[str, np.ndarray], task: str = "copy",
                        schemes: tuple[str, ...] = tuple(SCHEME_LABELS),
                        train_length: int = 32) -> go.Figure:
-    """Head-averaged attention of both layers, one seed-0 model at a time.
+    """Head-averaged attention of every layer, one seed-0 model at a time.
 
-    A slider steps through encoding × length (1× and 4× the training length; the 4× maps were
-    average-pooled 2×2 when saved, so one cell covers two queries and two keys).
+    A slider steps through encoding × length (1× and 4× the training length); position 0 is the
+    BOS token. ``layers`` picks the layers shown (default all saved).
     """
     if task not in ("copy", "markov"):
         raise ValueError(f"task must be 'copy' or 'markov', got {task!r}")
@@ -196,36 +288,39 @@ def lab_attention_maps(artifacts: dict[str, np.ndarray], task: str = "copy",
     combos = []
     for scheme in schemes:
         for multiple in (1, 4):
-            keys = [f"attn/{task}/{scheme}/{multiple}x/layer{layer}" for layer in (0, 1)]
-            if all(k in artifacts for k in keys):
+            keys: list[str] = []
+            while f"attn/{task}/{scheme}/{multiple}x/layer{len(keys)}" in artifacts:
+                keys.append(f"attn/{task}/{scheme}/{multiple}x/layer{len(keys)}")
+            if keys:
                 combos.append((scheme, multiple, [artifacts[k] for k in keys]))
     if not combos:
         raise ValueError(f"no attention maps for task {task!r} in the artifacts")
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=("layer 1", "layer 2"))
-    for c_index, (_, multiple, maps) in enumerate(combos):
-        cell = 2 if multiple >= 4 else 1
+    n_layers = len(combos[0][2])
+    fig = make_subplots(rows=1, cols=n_layers, horizontal_spacing=0.08,
+                        subplot_titles=[f"layer {i + 1}" for i in range(n_layers)])
+    for c_index, (_, _, maps) in enumerate(combos):
         for layer, grid in enumerate(maps):
             n = grid.shape[0]
-            ticks = np.arange(n) * cell
+            ticks = np.arange(n)
             blank = np.array(None, dtype=object)  # JSON null: the masked upper triangle
             lower = np.where(np.tril(np.ones((n, n), dtype=bool)), np.round(grid, 2), blank)
             fig.add_trace(go.Heatmap(
                 z=lower.tolist(), x=ticks, y=ticks, colorscale=SEQUENTIAL, zmin=0, zmax=0.5,
-                showscale=layer == 1, visible=c_index == 0,
+                showscale=layer == n_layers - 1, visible=c_index == 0,
                 colorbar={"title": {"text": "weight"}, "len": 0.9},
                 hovertemplate="query %{y}, key %{x}: %{z:.3f}<extra></extra>",
             ), row=1, col=layer + 1)
     steps = []
     for c_index, (scheme, multiple, _) in enumerate(combos):
-        visible = [False] * (2 * len(combos))
-        visible[2 * c_index] = visible[2 * c_index + 1] = True
+        visible = [False] * (n_layers * len(combos))
+        visible[n_layers * c_index: n_layers * (c_index + 1)] = [True] * n_layers
         steps.append({"label": f"{SCHEME_LABELS[scheme]}, {multiple}×L", "method": "update",
                       "args": [{"visible": visible}]})
     fig.update_layout(sliders=[_slider(steps, 0, "model and length: ", y=-0.12)])
-    for col in (1, 2):
-        fig.update_xaxes(title={"text": "key position"}, row=1, col=col)
-        fig.update_yaxes(title={"text": "query position"}, autorange="reversed", row=1, col=col)
+    for col in range(1, n_layers + 1):
+        fig.update_xaxes(title={"text": "key"}, row=1, col=col)
+        fig.update_yaxes(title={"text": "query" if col == 1 else ""}, autorange="reversed",
+                         row=1, col=col)
     fig.add_annotation(text="colour saturates at 0.5", showarrow=False, xref="paper",
                        yref="paper", x=1.0, y=1.08, font={"color": MUTED, "size": 11})
     return _style(fig, f"Attention of the trained models ({task} task, seed 0, mean over heads)",
