@@ -343,7 +343,7 @@ def learned_table_figure(table: np.ndarray, initial: np.ndarray, train_length: i
     initial : numpy.ndarray
         The same table at initialisation (same shape).
     train_length : int
-        ``L``: rows ``>= L`` were never used in training.
+        Rows ``>= train_length`` were never used in training (``L + 1`` with a BOS token).
     shown : int, optional
         Rows in the similarity matrix (default ``min(max_len, 4L)``).
 
@@ -383,7 +383,7 @@ def learned_table_figure(table: np.ndarray, initial: np.ndarray, train_length: i
     fig.update_yaxes(title={"text": "position (row)"}, autorange="reversed", row=1, col=1)
     fig.update_xaxes(title={"text": "position p (row)"}, row=1, col=2)
     fig.update_yaxes(title={"text": "‖row after training − row at init‖"}, row=1, col=2)
-    return _style(fig, f"The learned table: rows beyond L = {train_length} never moved",
+    return _style(fig, f"The learned table: rows {train_length} and beyond never moved",
                   height=460)
 
 
