@@ -16,6 +16,7 @@ from .alibi import (
     linear_bias,
 )
 from .analysis import rope_decay_bound, sinusoidal_similarity, wavelengths
+from .architectures import LayerPosition, format_plan, position_plan, proportional_inv_freq
 from .attention import attention, causal_mask
 from .euler import euler_partial_sums, rotate_complex
 from .extension import EXTENSION_METHODS, extended_rope
@@ -63,6 +64,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CONVENTIONS",
     "EXTENSION_METHODS",
+    "LayerPosition",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "__version__",
@@ -83,6 +85,7 @@ __all__ = [
     "euler_partial_sums",
     "extended_rope",
     "flash_attn_alibi_bias",
+    "format_plan",
     "hf_config_fields",
     "hf_legacy_rope_config",
     "hf_rope_parameters",
@@ -95,6 +98,8 @@ __all__ = [
     "ntk_inv_freq",
     "partial_rotary_dim",
     "pi_inv_freq",
+    "position_plan",
+    "proportional_inv_freq",
     "rope_angles",
     "rope_cos_sin",
     "rope_decay_bound",
