@@ -20,7 +20,13 @@ from .architectures import LayerPosition, format_plan, position_plan, proportion
 from .attention import attention, causal_mask
 from .euler import euler_partial_sums, rotate_complex
 from .extension import EXTENSION_METHODS, extended_rope
-from .hf import hf_config_fields, hf_legacy_rope_config, hf_rope_parameters
+from .hf import (
+    hf_config_fields,
+    hf_legacy_rope_config,
+    hf_nested_rope_parameters,
+    hf_proportional_rope_parameters,
+    hf_rope_parameters,
+)
 from .rope import (
     CONVENTIONS,
     RotaryEmbedding,
@@ -88,6 +94,8 @@ __all__ = [
     "format_plan",
     "hf_config_fields",
     "hf_legacy_rope_config",
+    "hf_nested_rope_parameters",
+    "hf_proportional_rope_parameters",
     "hf_rope_parameters",
     "integer_encoding",
     "interleaved_to_half_permutation",

@@ -104,6 +104,16 @@ TINY: dict[str, dict[str, Any]] = {
                                         "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0,
                                         "mscale_all_dim": 1.0}},
     "ministral3": {**_BASE, "num_hidden_layers": 2, "head_dim": 16},
+    "deepseek_v2": {**_BASE, "num_hidden_layers": 2, "moe_intermediate_size": 32,
+                    "n_routed_experts": 2, "num_experts_per_tok": 1, "n_group": 1,
+                    "topk_group": 1, "first_k_dense_replace": 1, "kv_lora_rank": 16,
+                    "q_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
+                    "v_head_dim": 16, "num_key_value_heads": 4,
+                    "rope_parameters": {"rope_type": "yarn", "rope_theta": 10000.0,
+                                        "factor": 40.0, "original_max_position_embeddings": 64,
+                                        "mscale": 0.707, "mscale_all_dim": 0.707}},
+    "glm4": {**_BASE, "num_hidden_layers": 2, "head_dim": 16, "pad_token_id": 0},
+    "gemma": {**_BASE, "num_hidden_layers": 2, "head_dim": 16},
 }
 ALIBI_TINY: dict[str, dict[str, Any]] = {
     "bloom": {"vocab_size": 97, "hidden_size": 48, "n_head": 6, "n_layer": 2},
@@ -304,7 +314,7 @@ def test_alibi_plans_carry_the_model_s_slopes(model_type: str) -> None:
 def test_every_supported_type_is_checked() -> None:
     wrappers = {"gemma3", "gemma4", "llama4"}
     untested = set(SUPPORTED_MODEL_TYPES) - set(TINY) - set(ALIBI_TINY) - wrappers
-    assert untested <= {"gemma", "deepseek_v2", "glm4"}, untested
+    assert not untested, untested
 
 
 def test_unknown_model_type_is_named() -> None:
@@ -335,6 +345,10 @@ def test_proportional_is_not_partial() -> None:
 def test_collapse_ranges_and_table() -> None:
     assert collapse_ranges([0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12]) == "0–4, 6–10, 12"
     assert collapse_ranges([]) == ""
+    assert collapse_ranges(list(range(1, 24, 2))) == "1, 3, …, 23 (every 2nd)"
+    sliding = [i for i in range(48) if (i + 1) % 6]
+    assert collapse_ranges(sliding) == "0–4, 6–10, …, 42–46"
+    assert collapse_ranges(sliding, max_runs=None).count("–") == 8
     config = {"model_type": "gemma3_text", "num_hidden_layers": 12, "head_dim": 256,
               "sliding_window": 1024, "rope_theta": 1e6, "rope_local_base_freq": 1e4,
               "rope_scaling": {"rope_type": "linear", "factor": 8.0}}
@@ -377,3 +391,97 @@ def test_cli_prints_the_plan(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(bad)],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert run.returncode == 2 and "'bert'" in run.stderr
+
+
+# --- presets and the transformers 5 config blocks -------------------------------------------------
+
+from posenc_lib.hf import (  # noqa: E402
+    hf_nested_rope_parameters,
+    hf_proportional_rope_parameters,
+    hf_rope_parameters,
+)
+from posenc_lib.presets import PRESET_CONFIGS, ROPE_PRESETS  # noqa: E402
+
+
+def test_every_preset_has_a_config() -> None:
+    assert set(PRESET_CONFIGS) == set(ROPE_PRESETS)
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_CONFIGS))
+def test_the_inspector_reads_every_preset(name: str) -> None:
+    """The plan's extended layers carry exactly the preset's spectrum and attention factor."""
+    preset = ROPE_PRESETS[name]
+    plan = position_plan(PRESET_CONFIGS[name])
+    inv_freq, factor = preset.rope()
+    extended = [e for e in plan if e.kind == "rope" and e.inv_freq is not None
+                and e.inv_freq.shape == inv_freq.shape and torch.allclose(e.inv_freq, inv_freq)]
+    assert extended, format_plan(plan)
+    assert all(math.isclose(e.attention_factor, factor) for e in extended)
+    assert all(e.rotary_dim == preset.rotary_dim for e in extended)
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_CONFIGS))
+def test_preset_configs_load_into_transformers(name: str) -> None:
+    """The same dicts, loaded by transformers' own config class, give the same plan."""
+    raw = PRESET_CONFIGS[name]
+    cfg = raw.get("text_config", raw)
+    model_type = cfg["model_type"]
+    config = transformers.CONFIG_MAPPING[model_type](**json.loads(json.dumps(cfg)))
+    ours, theirs = position_plan(raw), position_plan(config)
+    assert [e.describe() for e in ours] == [e.describe() for e in theirs]
+    for a, b in zip(ours, theirs, strict=True):
+        if a.inv_freq is not None:
+            assert b.inv_freq is not None
+            torch.testing.assert_close(a.inv_freq, b.inv_freq)
+
+
+def test_scout_llama3_with_equal_factors_matches_transformers() -> None:
+    """Llama 4 Scout writes low_freq_factor = high_freq_factor = 1: no smooth band."""
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    raw = PRESET_CONFIGS["Llama 4 Scout (RoPE layers)"]["text_config"]
+    config = transformers.CONFIG_MAPPING["llama4_text"](**json.loads(json.dumps(raw)))
+    hf, _ = ROPE_INIT_FUNCTIONS["llama3"](config)
+    ours = ROPE_PRESETS["Llama 4 Scout (RoPE layers)"].rope()[0]
+    torch.testing.assert_close(ours.float(), hf, rtol=2e-6, atol=0)
+    base = 500000.0 ** -(torch.arange(0, 128, 2, dtype=torch.float64) / 128)
+    unchanged = (ours == base).sum().item()
+    assert 0 < unchanged < 64 and torch.allclose(ours[unchanged:], base[unchanged:] / 16)
+
+
+def test_nested_and_proportional_blocks_drive_transformers_models() -> None:
+    """hf.py's nested per-layer block with a proportional global type, run by Gemma 4's code."""
+    rope = hf_nested_rope_parameters({
+        "sliding_attention": hf_rope_parameters("none", dim=16, base=10000.0),
+        "full_attention": hf_proportional_rope_parameters(base=1e6, partial_rotary_factor=0.25),
+    })
+    kwargs = {**TINY["gemma4_text"], "rope_parameters": rope}
+    config = _config("gemma4_text", kwargs)
+    model = _model(config)
+    plan = position_plan(config)
+    tables = _rotary_tables(model)
+    full = next(e for e in plan if e.layer_type == "full_attention")
+    assert full.rope_type == "proportional" and full.rotated_pairs == 4  # 0.25 of 32/2 pairs
+    torch.testing.assert_close(full.inv_freq.float(), tables["full_attention"][0], rtol=2e-6,
+                               atol=0)
+    torch.testing.assert_close(full.inv_freq, proportional_inv_freq(32, 1e6, 0.25))
+    with pytest.raises(ValueError, match="rope_type"):
+        hf_nested_rope_parameters({"full_attention": {"rope_type": "ntk", "rope_theta": 1e4}})
+    with pytest.raises(TypeError, match="per_layer_type"):
+        hf_nested_rope_parameters({})
+    with pytest.raises(ValueError, match="partial_rotary_factor"):
+        hf_proportional_rope_parameters(partial_rotary_factor=1.5)
+
+
+def test_gemma3_nested_block_from_hf_py() -> None:
+    rope = hf_nested_rope_parameters({
+        "sliding_attention": hf_rope_parameters("none", dim=16, base=10000.0),
+        "full_attention": hf_rope_parameters("pi", dim=16, base=1e6, factor=8.0),
+    })
+    config = _config("gemma3_text", {**TINY["gemma3_text"], "rope_parameters": rope})
+    model = _model(config)
+    tables = _rotary_tables(model)
+    for entry in position_plan(config):
+        torch.testing.assert_close(entry.inv_freq.float(), tables[entry.layer_type][0],
+                                   rtol=2e-6, atol=0)
+    assert {e.base for e in position_plan(config)} == {1e4, 1e6}

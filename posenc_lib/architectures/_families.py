@@ -374,10 +374,12 @@ def position_plan(config: object, *, seq_len: int | None = None) -> list[LayerPo
             nope_dim = int(cfg.get("qk_nope_head_dim", 128))
             rope_cfg = {**cfg, "head_dim": rope_dim}
             fields = _rope_entry_fields(rope_cfg, family, layer_type, rope_dim, seq_len)
-            convention = (
-                "interleaved" if cfg.get("rope_interleave", model_type == "deepseek_v3")
-                else "half"
-            )
+            # V2 rotates adjacent pairs as complex numbers; V3 adjacent pairs too when
+            # rope_interleave (its checkpoints), else transformers' half layout.
+            if model_type == "deepseek_v2":
+                convention = "complex"
+            else:
+                convention = "interleaved" if cfg.get("rope_interleave", True) else "half"
             plan.append(LayerPosition(
                 kind="rope", rotary_offset=nope_dim, convention=convention,
                 softmax_scale_factor=_mscale_squared(params, cfg),

@@ -10,13 +10,20 @@ from ._plan import LayerPosition
 __all__ = ["collapse_ranges", "format_plan"]
 
 
-def collapse_ranges(indices: Sequence[int]) -> str:
-    """``[0, 1, 2, 3, 4, 6, 7]`` → ``"0–4, 6–7"`` (en dash; single indices stay single).
+def collapse_ranges(indices: Sequence[int], *, max_runs: int | None = 4) -> str:
+    """``[0, 1, 2, 3, 4, 6, 7, 8, 9, 10]`` → ``"0–4, 6–10"``; long regular patterns shortened.
+
+    Consecutive indices become ``a–b`` runs (en dash). When there are more than ``max_runs``
+    runs and they repeat with one period (same length, same step: a layer pattern), only the
+    first two and the last are written, with ``…`` between: ``"0–4, 6–10, …, 42–46"``; single
+    indices in steps of ``k`` read ``"1, 3, …, 23 (every 2nd)"``.
 
     Parameters
     ----------
     indices : sequence of int
-        Layer indices, in any order, no repeats needed.
+        Layer indices, in any order.
+    max_runs : int or None
+        Runs written in full before a regular pattern is shortened; None: never shorten.
 
     Returns
     -------
@@ -25,19 +32,26 @@ def collapse_ranges(indices: Sequence[int]) -> str:
     if isinstance(indices, (str, bytes)) or not isinstance(indices, Sequence):
         raise TypeError(f"indices must be a sequence of integers, got {_describe(indices)}")
     values = sorted({int(i) for i in indices})
-    parts: list[str] = []
-    start = prev = None
+    runs: list[tuple[int, int]] = []
     for v in values:
-        if start is None:
-            start = prev = v
-        elif v == prev + 1:  # type: ignore[operator]
-            prev = v
+        if runs and v == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], v)
         else:
-            parts.append(f"{start}" if start == prev else f"{start}–{prev}")
-            start = prev = v
-    if start is not None:
-        parts.append(f"{start}" if start == prev else f"{start}–{prev}")
-    return ", ".join(parts)
+            runs.append((v, v))
+    text = [f"{a}" if a == b else f"{a}–{b}" for a, b in runs]
+    if max_runs is None or len(runs) <= max_runs:
+        return ", ".join(text)
+    lengths = {b - a for a, b in runs}
+    steps = {runs[i + 1][0] - runs[i][0] for i in range(len(runs) - 1)}
+    if len(lengths) == 1 and len(steps) == 1:
+        step = steps.pop()
+        suffix = f" (every {_ordinal(step)})" if lengths == {0} else ""
+        return f"{text[0]}, {text[1]}, …, {text[-1]}{suffix}"
+    return ", ".join(text)
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def format_plan(plan: Sequence[LayerPosition], *, title: str | None = None) -> str:
