@@ -11,14 +11,17 @@ tiny random model of its own transformers class in ``tests/test_architectures.py
 from ._families import SUPPORTED_MODEL_TYPES, position_plan
 from ._plan import KINDS, LayerPosition, QueryScale, proportional_inv_freq
 from ._table import collapse_ranges, format_plan
+from ._temperature import TEMPERATURE_FORMS, logit_multiplier
 
 __all__ = [
     "KINDS",
     "SUPPORTED_MODEL_TYPES",
+    "TEMPERATURE_FORMS",
     "LayerPosition",
     "QueryScale",
     "collapse_ranges",
     "format_plan",
+    "logit_multiplier",
     "position_plan",
     "proportional_inv_freq",
 ]
