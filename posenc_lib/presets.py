@@ -158,7 +158,8 @@ ROPE_PRESETS: dict[str, RopePreset] = {
 # For a model that mixes layers, the preset is the RoPE of its *extended* (global/full) layers;
 # the whole per-layer picture is in PRESET_CONFIGS and posenc_lib.architectures.position_plan.
 
-ROPE_PRESETS.update({
+#: The 2024–2026 presets (Llama 4 Scout included), for chapter 10 and the inspector.
+MODERN_PRESETS: dict[str, RopePreset] = {
     p.model: p
     for p in (
         RopePreset("Llama 3.2 1B", 64, 64, 500000.0, "llama3", 32.0, 8192, 131072,
@@ -191,7 +192,11 @@ ROPE_PRESETS.update({
                    "qk_nope_head_dim 128; mscale = mscale_all_dim = 1)",
                    {"beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0}),
     )
-})
+}
+# Llama 4 Scout's low_freq_factor == high_freq_factor (both 1) is valid for transformers but makes
+# it log a warning when the block is loaded; chapter 8 loads every ROPE_PRESETS entry with stderr
+# treated as an error, so the calculator's menu takes the others only.
+ROPE_PRESETS.update({k: v for k, v in MODERN_PRESETS.items() if not k.startswith("Llama 4")})
 
 
 def _flat(preset: RopePreset) -> dict[str, Any]:
@@ -233,14 +238,14 @@ PRESET_CONFIGS: dict[str, dict[str, Any]] = {
                               **_flat(ROPE_PRESETS["Phi-3.5-mini-instruct"])},
     "Llama 3.2 1B": {"model_type": "llama", "num_hidden_layers": 16, "hidden_size": 2048,
                      "num_attention_heads": 32, "head_dim": 64,
-                     **_flat(ROPE_PRESETS["Llama 3.2 1B"])},
+                     **_flat(MODERN_PRESETS["Llama 3.2 1B"])},
     "Llama 4 Scout (RoPE layers)": {
         "model_type": "llama4", "text_config": {
             "model_type": "llama4_text", "num_hidden_layers": 48, "hidden_size": 5120,
             "num_attention_heads": 40, "head_dim": 128, "attention_chunk_size": 8192,
             "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(48)],
             "attn_temperature_tuning": True, "floor_scale": 8192, "attn_scale": 0.1,
-            **_flat(ROPE_PRESETS["Llama 4 Scout (RoPE layers)"])}},
+            **_flat(MODERN_PRESETS["Llama 4 Scout (RoPE layers)"])}},
     "Gemma 3 12B (global layers)": {
         "model_type": "gemma3", "text_config": {
             "model_type": "gemma3_text", "num_hidden_layers": 48, "hidden_size": 3840,
@@ -251,16 +256,16 @@ PRESET_CONFIGS: dict[str, dict[str, Any]] = {
     "OLMo 3 7B (full layers)": {
         "model_type": "olmo3", "num_hidden_layers": 32, "hidden_size": 4096,
         "num_attention_heads": 32, "sliding_window": 4096,
-        **_flat(ROPE_PRESETS["OLMo 3 7B (full layers)"])},
+        **_flat(MODERN_PRESETS["OLMo 3 7B (full layers)"])},
     "gpt-oss-20b": {"model_type": "gpt_oss", "num_hidden_layers": 24, "hidden_size": 2880,
                     "num_attention_heads": 64, "head_dim": 64, "sliding_window": 128,
-                    **_flat(ROPE_PRESETS["gpt-oss-20b"])},
+                    **_flat(MODERN_PRESETS["gpt-oss-20b"])},
     "Qwen3-4B-Instruct-2507": {"model_type": "qwen3", "num_hidden_layers": 36,
                                "hidden_size": 2560, "num_attention_heads": 32, "head_dim": 128,
-                               **_flat(ROPE_PRESETS["Qwen3-4B-Instruct-2507"])},
+                               **_flat(MODERN_PRESETS["Qwen3-4B-Instruct-2507"])},
     "DeepSeek-V3": {"model_type": "deepseek_v3", "num_hidden_layers": 61, "hidden_size": 7168,
                     "num_attention_heads": 128, "qk_rope_head_dim": 64,
                     "qk_nope_head_dim": 128, "rope_interleave": True,
-                    **_flat(ROPE_PRESETS["DeepSeek-V3"])},
+                    **_flat(MODERN_PRESETS["DeepSeek-V3"])},
 }
-__all__ += ["PRESET_CONFIGS"]
+__all__ += ["MODERN_PRESETS", "PRESET_CONFIGS"]

@@ -400,17 +400,20 @@ from posenc_lib.hf import (  # noqa: E402
     hf_proportional_rope_parameters,
     hf_rope_parameters,
 )
-from posenc_lib.presets import PRESET_CONFIGS, ROPE_PRESETS  # noqa: E402
+from posenc_lib.presets import MODERN_PRESETS, PRESET_CONFIGS, ROPE_PRESETS  # noqa: E402
+
+ALL_PRESETS = {**ROPE_PRESETS, **MODERN_PRESETS}
 
 
 def test_every_preset_has_a_config() -> None:
-    assert set(PRESET_CONFIGS) == set(ROPE_PRESETS)
+    assert set(PRESET_CONFIGS) == set(ALL_PRESETS)
+    assert set(MODERN_PRESETS) - set(ROPE_PRESETS) == {"Llama 4 Scout (RoPE layers)"}
 
 
 @pytest.mark.parametrize("name", sorted(PRESET_CONFIGS))
 def test_the_inspector_reads_every_preset(name: str) -> None:
     """The plan's extended layers carry exactly the preset's spectrum and attention factor."""
-    preset = ROPE_PRESETS[name]
+    preset = ALL_PRESETS[name]
     plan = position_plan(PRESET_CONFIGS[name])
     inv_freq, factor = preset.rope()
     extended = [e for e in plan if e.kind == "rope" and e.inv_freq is not None
@@ -442,7 +445,7 @@ def test_scout_llama3_with_equal_factors_matches_transformers() -> None:
     raw = PRESET_CONFIGS["Llama 4 Scout (RoPE layers)"]["text_config"]
     config = transformers.CONFIG_MAPPING["llama4_text"](**json.loads(json.dumps(raw)))
     hf, _ = ROPE_INIT_FUNCTIONS["llama3"](config)
-    ours = ROPE_PRESETS["Llama 4 Scout (RoPE layers)"].rope()[0]
+    ours = MODERN_PRESETS["Llama 4 Scout (RoPE layers)"].rope()[0]
     torch.testing.assert_close(ours.float(), hf, rtol=2e-6, atol=0)
     base = 500000.0 ** -(torch.arange(0, 128, 2, dtype=torch.float64) / 128)
     unchanged = (ours == base).sum().item()
