@@ -14,6 +14,7 @@ layers, hidden size 64). Three checks:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import json
 import math
@@ -28,6 +29,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from transformers import AttentionInterface, AutoModel  # noqa: E402
+from transformers.masking_utils import AttentionMaskInterface, eager_mask  # noqa: E402
 
 from posenc_lib.architectures import (  # noqa: E402
     SUPPORTED_MODEL_TYPES,
@@ -114,6 +116,9 @@ TINY: dict[str, dict[str, Any]] = {
                                         "mscale": 0.707, "mscale_all_dim": 0.707}},
     "glm4": {**_BASE, "num_hidden_layers": 2, "head_dim": 16, "pad_token_id": 0},
     "gemma": {**_BASE, "num_hidden_layers": 2, "head_dim": 16},
+    "glm4_moe": {**_BASE, "num_hidden_layers": 2, "head_dim": 16, "first_k_dense_replace": 1,
+                 "n_routed_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
+                 "n_group": 1, "topk_group": 1, "pad_token_id": 0},
 }
 ALIBI_TINY: dict[str, dict[str, Any]] = {
     "bloom": {"vocab_size": 97, "hidden_size": 48, "n_head": 6, "n_layer": 2},
@@ -121,17 +126,21 @@ ALIBI_TINY: dict[str, dict[str, Any]] = {
 }
 
 CAPTURED: list[tuple[int, torch.Tensor, torch.Tensor, float]] = []
+MASKS: list[tuple[int, torch.Tensor]] = []
 
 
 def _capture(module, query, key, value, attention_mask, **kwargs):  # type: ignore[no-untyped-def]
     """Record the q and k a layer hands to attention, then run the model's own eager attention."""
     CAPTURED.append((int(module.layer_idx), query.detach().clone(), key.detach().clone(),
                      float(kwargs.get("scaling") or 0.0)))
+    MASKS.append((int(module.layer_idx), attention_mask))
     eager = importlib.import_module(type(module).__module__).eager_attention_forward
     return eager(module, query, key, value, attention_mask, **kwargs)
 
 
-AttentionInterface.register("posenc_capture", _capture)
+AttentionInterface.register("posenc_test_capture", _capture)
+# A custom attention without a mask function of its own gets no mask at all: give it the eager one.
+AttentionMaskInterface.register("posenc_test_capture", eager_mask)
 
 
 def _config(model_type: str, kwargs: dict[str, Any]) -> Any:
@@ -140,12 +149,20 @@ def _config(model_type: str, kwargs: dict[str, Any]) -> Any:
 
 def _model(config: Any) -> Any:
     torch.manual_seed(0)
-    model = AutoModel.from_config(config, attn_implementation="posenc_capture")
+    model = AutoModel.from_config(config, attn_implementation="posenc_test_capture")
     return model.eval()
+
+
+@functools.cache
+def _tiny(model_type: str) -> tuple[Any, Any]:
+    """One tiny model per type, shared by the tests (none of them changes it for good)."""
+    config = _config(model_type, TINY[model_type])
+    return config, _model(config)
 
 
 def _run(model: Any, positions: torch.Tensor) -> dict[int, tuple[torch.Tensor, ...]]:
     CAPTURED.clear()
+    MASKS.clear()
     ids = torch.arange(positions.shape[0]).remainder(97)[None] + 1
     with torch.no_grad():
         model(input_ids=ids, position_ids=positions[None], attention_mask=torch.ones_like(ids),
@@ -169,8 +186,7 @@ def _rotary_tables(model: Any) -> dict[str | None, tuple[torch.Tensor, float]]:
 
 @pytest.mark.parametrize("model_type", sorted(TINY))
 def test_plan_matches_rotary_embedding(model_type: str) -> None:
-    config = _config(model_type, TINY[model_type])
-    model = _model(config)
+    config, model = _tiny(model_type)
     plan = position_plan(config)
     assert len(plan) == config.num_hidden_layers
     tables = _rotary_tables(model)
@@ -186,8 +202,7 @@ def test_plan_matches_rotary_embedding(model_type: str) -> None:
 
 @pytest.mark.parametrize("model_type", sorted(TINY))
 def test_plan_reproduces_what_each_layer_does_to_q_and_k(model_type: str) -> None:
-    config = _config(model_type, TINY[model_type])
-    model = _model(config)
+    config, model = _tiny(model_type)
     plan = position_plan(config)
     seq = 12
     base = _run(model, torch.arange(seq))
@@ -216,8 +231,7 @@ def test_plan_reproduces_what_each_layer_does_to_q_and_k(model_type: str) -> Non
 
 @pytest.mark.parametrize("model_type", sorted(TINY))
 def test_windows_chunks_and_sinks_match_the_layers(model_type: str) -> None:
-    config = _config(model_type, TINY[model_type])
-    model = _model(config)
+    config, model = _tiny(model_type)
     plan = position_plan(config)
     layers = getattr(model, "layers", None) or getattr(model, "h", None)
     for entry, layer in zip(plan, layers, strict=True):
@@ -234,12 +248,10 @@ def test_windows_chunks_and_sinks_match_the_layers(model_type: str) -> None:
 
 def test_llama4_query_scale_is_the_model_s() -> None:
     """On NoPE layers Llama 4 multiplies q by log1p(floor((p+1)/floor_scale))·attn_scale + 1."""
-    config = _config("llama4_text", TINY["llama4_text"])
-    model = _model(config)
+    config, model = _tiny("llama4_text")
     plan = position_plan(config)
     nope = [e for e in plan if e.kind == "nope"]
     assert [e.layer for e in nope] == [3] and nope[0].query_scale is not None
-    model.config.attn_temperature_tuning = False
     for layer in model.layers:
         layer.self_attn.attn_temperature_tuning = False
     plain = _run(model, torch.arange(20))[3][0]
@@ -252,8 +264,7 @@ def test_llama4_query_scale_is_the_model_s() -> None:
 
 
 def test_deepseek_softmax_scale_is_m_squared() -> None:
-    config = _config("deepseek_v3", TINY["deepseek_v3"])
-    model = _model(config)
+    config, model = _tiny("deepseek_v3")
     entry = position_plan(config)[0]
     scaling = _run(model, torch.arange(4))[0][2]
     m = 0.1 * math.log(40) + 1
@@ -488,3 +499,18 @@ def test_gemma3_nested_block_from_hf_py() -> None:
         torch.testing.assert_close(entry.inv_freq.float(), tables[entry.layer_type][0],
                                    rtol=2e-6, atol=0)
     assert {e.base for e in position_plan(config)} == {1e4, 1e6}
+
+
+
+@pytest.mark.parametrize("model_type", sorted(TINY))
+def test_windows_and_chunks_are_the_model_s_masks(model_type: str) -> None:
+    """Each layer's mask, as the model builds it, lets exactly the plan's keys through."""
+    config, model = _tiny(model_type)
+    seq = 20
+    _run(model, torch.arange(seq))
+    masks = {layer: mask for layer, mask in MASKS}
+    for entry in position_plan(config):
+        mask = masks[entry.layer]
+        mask = mask[0, 0] if mask.dim() == 4 else mask
+        visible = mask if mask.dtype == torch.bool else mask == 0
+        assert torch.equal(visible, entry.visible_keys(seq)), entry.describe()

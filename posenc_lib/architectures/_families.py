@@ -116,6 +116,7 @@ _FAMILIES: dict[str, _Family] = {
     "cohere": _Family(convention="interleaved", window_types=()),
     "glm": _Family(convention="interleaved", window_types=()),
     "glm4": _Family(convention="interleaved", window_types=()),
+    "glm4_moe": _Family(window_types=()),  # GLM-4.5: partial rotary, NeoX (half) layout
     "gemma": _Family(window_types=()),
     "gemma2": _Family(layer_types=_pattern("sliding_window_pattern", 2)),
     "gemma3_text": _Family(layer_types=_pattern("sliding_window_pattern", 6), nested=True),

@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 import torch
 
-from .._validation import check_choice, check_float_tensor, check_positions
+from .._validation import (
+    check_choice,
+    check_float_tensor,
+    check_length,
+    check_positions,
+    check_size,
+)
 from ..rope import CONVENTIONS, apply_rope_complex, apply_rope_half, apply_rope_interleaved
 
 __all__ = ["KINDS", "LayerPosition", "QueryScale", "proportional_inv_freq"]
@@ -212,6 +218,36 @@ class LayerPosition:
         block = _APPLY[self.convention](x[..., lo:hi], positions, inv_freq=self.inv_freq)
         block = block * self.attention_factor
         return torch.cat((x[..., :lo], block, x[..., hi:]), dim=-1)
+
+    def visible_keys(self, seq_len: int) -> torch.Tensor:
+        """Which keys each query of a causal layer may attend to, ``(seq_len, seq_len)`` bool.
+
+        Query ``q`` sees key ``k`` when ``k <= q``; with a window ``W`` also when
+        ``q − k < W`` (``W`` keys, the query's own included, as transformers' masks); with a
+        chunk ``C`` also when ``⌊k/C⌋ = ⌊q/C⌋``.
+
+        Parameters
+        ----------
+        seq_len : int
+            Number of positions (>= 1).
+
+        Returns
+        -------
+        torch.Tensor
+            Shape ``(seq_len, seq_len)``, bool; rows are queries.
+        """
+        seq_len = check_length(seq_len, "seq_len")
+        check_size(("seq_len", seq_len), ("seq_len", seq_len))
+        q = torch.arange(seq_len)[:, None]
+        k = torch.arange(seq_len)[None, :]
+        allowed = k <= q
+        if self.window is not None:
+            allowed &= q - k < self.window
+        if self.chunk is not None:
+            allowed &= torch.div(k, self.chunk, rounding_mode="floor") == torch.div(
+                q, self.chunk, rounding_mode="floor"
+            )
+        return allowed
 
     def describe(self) -> str:
         """One line: the kind, base, type, factors, window/chunk (used by the plan's table)."""

@@ -21,7 +21,9 @@ import torch
 from .._validation import check_choice, check_positions
 from ._families import position_plan
 
-__all__ = ["TINY_CONFIGS", "layer_qk", "rotary_tables", "shift_error", "tiny_model"]
+__all__ = [
+    "TINY_CONFIGS", "layer_qk", "rotary_tables", "shift_error", "tiny_model", "visible_keys",
+]
 
 _BASE = dict(vocab_size=97, hidden_size=64, intermediate_size=64, num_attention_heads=4,
              num_key_value_heads=2, max_position_embeddings=512)
@@ -61,6 +63,9 @@ TINY_CONFIGS: dict[str, dict[str, Any]] = {
                                         "mscale_all_dim": 1.0}},
     "gpt_neox": {**_BASE, "num_hidden_layers": 2},
     "glm": {**_BASE, "num_hidden_layers": 2, "head_dim": 16, "pad_token_id": 0},
+    "glm4_moe": {**_BASE, "num_hidden_layers": 2, "head_dim": 16, "first_k_dense_replace": 1,
+                 "n_routed_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
+                 "n_group": 1, "topk_group": 1, "pad_token_id": 0},
     "phi3": {**_BASE, "num_hidden_layers": 2, "original_max_position_embeddings": 64,
              "pad_token_id": 0,
              "rope_parameters": {"rope_type": "longrope", "rope_theta": 10000.0,
@@ -71,7 +76,7 @@ TINY_CONFIGS: dict[str, dict[str, Any]] = {
     "llama": {**_BASE, "num_hidden_layers": 2},
 }
 
-_CAPTURED: list[tuple[int, torch.Tensor, torch.Tensor, float]] = []
+_CAPTURED: list[tuple[int, torch.Tensor, torch.Tensor, float, Any]] = []
 _REGISTERED = False
 
 
@@ -79,7 +84,7 @@ def _capture(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.T
              attention_mask: Any, **kwargs: Any) -> Any:
     """Record what a layer hands to attention, then run the model's own eager attention."""
     _CAPTURED.append((int(module.layer_idx), query.detach().clone(), key.detach().clone(),
-                      float(kwargs.get("scaling") or 0.0)))
+                      float(kwargs.get("scaling") or 0.0), attention_mask))
     eager = importlib.import_module(type(module).__module__).eager_attention_forward
     return eager(module, query, key, value, attention_mask, **kwargs)
 
@@ -104,7 +109,12 @@ def tiny_model(model_type: str, **overrides: Any) -> tuple[Any, Any]:
     import transformers
 
     if not _REGISTERED:
+        from transformers.masking_utils import AttentionMaskInterface, eager_mask
+
         transformers.AttentionInterface.register("posenc_capture", _capture)
+        # Without a mask function of its own, a custom attention gets no mask at all (no causal
+        # mask, no window, no chunk): give it the eager one, so the model runs as designed.
+        AttentionMaskInterface.register("posenc_capture", eager_mask)
         _REGISTERED = True
     kwargs = json.loads(json.dumps({**TINY_CONFIGS[model_type], **overrides}))
     # The tiny vocabulary and original lengths make transformers log notices (token ids out of
@@ -142,7 +152,21 @@ def layer_qk(model: Any, positions: torch.Tensor) -> dict[int, tuple[torch.Tenso
     with torch.no_grad():
         model(input_ids=ids, position_ids=positions[None],
               attention_mask=torch.ones_like(ids), use_cache=False)
-    return {layer: (q, k, torch.tensor(s)) for layer, q, k, s in _CAPTURED}
+    return {layer: (q, k, torch.tensor(s)) for layer, q, k, s, _ in _CAPTURED}
+
+
+def visible_keys(model: Any, seq: int) -> dict[int, torch.Tensor]:
+    """``{layer: (seq, seq) bool}``: which keys each query may attend to, from the layer's mask.
+
+    Read from the additive (or boolean) mask transformers hands each layer's attention: sliding
+    windows and attention chunks show up here, so they can be checked against the plan.
+    """
+    layer_qk(model, torch.arange(seq))
+    out: dict[int, torch.Tensor] = {}
+    for layer, _, _, _, mask in _CAPTURED:
+        m = mask[0, 0] if mask.dim() == 4 else mask
+        out[layer] = m if m.dtype == torch.bool else m == 0
+    return out
 
 
 def rotary_tables(model: Any) -> dict[str | None, tuple[torch.Tensor, float]]:
