@@ -514,3 +514,46 @@ def test_windows_and_chunks_are_the_model_s_masks(model_type: str) -> None:
         mask = mask[0, 0] if mask.dim() == 4 else mask
         visible = mask if mask.dtype == torch.bool else mask == 0
         assert torch.equal(visible, entry.visible_keys(seq)), entry.describe()
+
+
+# --- the chapter's figures ------------------------------------------------------------------------
+
+
+def test_chapter_figures_are_small_titled_and_checked() -> None:
+    from posenc_lib.viz._style import PAPER
+    from posenc_lib.viz.architectures import (
+        frequency_selection_figure,
+        layer_map_figure,
+        temperature_figure,
+    )
+
+    plans = {name: position_plan(cfg) for name, cfg in PRESET_CONFIGS.items()}
+    figures = [layer_map_figure(plans), frequency_selection_figure(), temperature_figure()]
+    for fig in figures:
+        assert fig.layout.template.layout.paper_bgcolor == PAPER and fig.layout.title.text
+        assert len(fig.to_json()) < 330_000
+    heat = figures[0].data[0]
+    assert heat.z.shape == (len(plans), 61)  # DeepSeek-V3's 61 layers set the width
+    prop, neox = figures[1].data[0].y, figures[1].data[1].y
+    assert len(prop) == len(neox) == 64 and prop[-1] > 0.03 > 1e-5 > neox[-1]
+    with pytest.raises(ValueError, match="proportion"):
+        frequency_selection_figure(proportion=0.001)
+    with pytest.raises(TypeError, match="plans"):
+        layer_map_figure({})
+    with pytest.raises(ValueError, match="max_position"):
+        temperature_figure(max_position=1)
+
+
+def test_logit_multiplier_forms() -> None:
+    from posenc_lib.architectures import TEMPERATURE_FORMS, logit_multiplier
+
+    p = torch.tensor([0.0, 8191.0, 4095.0])
+    assert logit_multiplier("llama4", p, floor=8192).tolist()[:2] == [1.0, 1 + 0.1 * math.log(2)]
+    assert math.isclose(logit_multiplier("ssmax", p, ssmax_s=1 / math.log(4096))[2], 1.0)
+    assert math.isclose(logit_multiplier("deepseek", p, factor=40.0)[0],
+                        (0.1 * math.log(40) + 1) ** 2)
+    assert len(TEMPERATURE_FORMS) == 5
+    with pytest.raises(ValueError, match="form"):
+        logit_multiplier("alibi", p)
+    with pytest.raises(ValueError, match="positions"):
+        logit_multiplier("ssmax", torch.tensor([-1.0]))

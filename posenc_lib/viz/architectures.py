@@ -20,10 +20,11 @@ __all__ = ["frequency_selection_figure", "layer_map_figure", "temperature_figure
 LAYER_CATEGORIES: tuple[tuple[str, str], ...] = (
     ("RoPE, local (window/chunk)", "#56B4E9"),
     ("RoPE, global", "#0072B2"),
-    ("rescaled RoPE, local", "#F0E442"),
-    ("rescaled RoPE, global", "#E69F00"),
+    ("extended RoPE, local", "#F0E442"),
+    ("extended RoPE, global", "#E69F00"),
     ("NoPE", "#009E73"),
     ("ALiBi", "#CC79A7"),
+    ("proportional RoPE (p-RoPE)", "#D55E00"),
 )
 
 
@@ -32,6 +33,8 @@ def _category(entry: LayerPosition) -> int:
         return 4
     if entry.kind == "alibi":
         return 5
+    if entry.rope_type == "proportional":
+        return 6
     local = entry.window is not None or entry.chunk is not None
     rescaled = entry.rope_type not in (None, "default")
     return (2 if rescaled else 0) + (0 if local else 1)
@@ -43,6 +46,9 @@ def layer_map_figure(
     title: str = "What each layer does with position",
 ) -> go.Figure:
     """One row per model, one cell per layer, coloured by what the layer does with position.
+
+    "Extended" RoPE is any ``rope_type`` that rescales the spectrum (linear, YaRN, llama3,
+    LongRoPE, dynamic); "local" means a sliding window or an attention chunk.
 
     Parameters
     ----------
@@ -97,9 +103,14 @@ def layer_map_figure(
 
 
 def frequency_selection_figure(
-    head_dim: int = 256, base: float = 1e6, proportion: float = 0.25
+    head_dim: int = 512, base: float = 1e6, proportion: float = 0.25, context: int = 131072
 ) -> go.Figure:
-    """Partial (GPT-NeoX) against proportional (Gemma 4) RoPE: which frequencies each keeps.
+    """Partial (GPT-NeoX) against proportional (Gemma 4) RoPE: the frequencies of the turning pairs.
+
+    Both rotate ``k = int(proportion·head_dim/2)`` pairs. Proportional keeps the full head's
+    ``θ_j = base^(−2j/head_dim)``, ``j < k`` (the fast end); NeoX partial spreads
+    ``θ_j = base^(−2j/(2k))`` over its ``2k`` rotated features, down to ``base^(−1)``. A dotted line
+    marks one turn in ``context`` tokens: slower pairs never complete a turn.
 
     Parameters
     ----------
@@ -109,40 +120,40 @@ def frequency_selection_figure(
         ``rope_theta``.
     proportion : float
         Share of the pairs that rotate, in (0, 1].
+    context : int
+        Context length for the reference line (>= 2).
 
     Returns
     -------
     plotly.graph_objects.Figure
-        ``θ`` of each rotating pair on a log axis, by the share ``i/(D/2)`` of the head's pairs.
+        ``θ_j`` of the ``k`` turning pairs of each scheme, on a log axis.
     """
     head_dim = _even(head_dim, "head_dim", 4, 1 << 14)
     base = _base(base)
     proportion = _real(proportion, "proportion", 0.0, 1.0)
+    context = int(_real(context, "context", 2.0, 1e12))
     pairs = int(proportion * head_dim // 2)
     if pairs < 1:
         raise ValueError(f"proportion·head_dim/2 must be >= 1, got {proportion * head_dim / 2}")
-    full = rope_inv_freq(head_dim, base).numpy()
-    prop = proportional_inv_freq(head_dim, base, proportion).numpy()
+    prop = proportional_inv_freq(head_dim, base, proportion).numpy()[:pairs]
     partial = rope_inv_freq(2 * pairs, base).numpy()  # NeoX: the exponents over 2k features
-    x_full = np.arange(head_dim // 2) / (head_dim // 2)
+    j = np.arange(pairs)
+    one_turn = 2 * math.pi / context
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x_full, y=full, mode="lines",
-                             name=f"full RoPE ({head_dim // 2} pairs)",
-                             line={"color": MUTED, "dash": "dot"}))
-    fig.add_trace(go.Scatter(x=x_full[:pairs], y=prop[:pairs], mode="markers",
-                             name=f"proportional: {pairs} pairs turn, the rest θ = 0",
-                             marker={"color": COLORWAY[5], "size": 7}))
-    fig.add_trace(go.Scatter(x=np.arange(pairs) / pairs, y=partial, mode="markers",
-                             name=f"NeoX partial: {pairs} pairs over 2·{pairs} features",
-                             marker={"color": COLORWAY[0], "size": 7, "symbol": "diamond"}))
-    _style(fig, "Same number of turning pairs, different frequencies", height=430)
+    fig.add_trace(go.Scatter(x=j, y=prop, mode="markers", name="proportional (Gemma 4)",
+                             marker={"color": COLORWAY[5], "size": 6}))
+    fig.add_trace(go.Scatter(x=j, y=partial, mode="markers", name="NeoX partial",
+                             marker={"color": COLORWAY[0], "size": 6, "symbol": "diamond"}))
+    fig.add_trace(go.Scatter(x=[0, pairs - 1], y=[one_turn, one_turn], mode="lines",
+                             name=f"one turn in {context:,} tokens".replace(",", " "),
+                             line={"color": MUTED, "dash": "dot"}, hoverinfo="skip"))
+    _style(fig, f"The {pairs} turning pairs, two ways", height=430)
     fig.update_layout(
-        xaxis={"title": {"text": "pair index / number of pairs of the scheme"},
-               "range": [-0.02, 1.02]},
-        yaxis={"title": {"text": "θ (radians per position)"}, "type": "log",
+        xaxis={"title": {"text": "j (j-th turning pair)"}},
+        yaxis={"title": {"text": "θ_j (rad per token)"}, "type": "log",
                "exponentformat": "power"},
-        legend={"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"},
-        margin={"b": 120},
+        legend={"orientation": "h", "x": 0, "y": -0.2, "yanchor": "top"},
+        margin={"b": 110},
     )
     return fig
 
@@ -181,7 +192,7 @@ def temperature_figure(max_position: int = 10_000_000) -> go.Figure:
         y = logit_multiplier(form, p, **kw).numpy()  # type: ignore[arg-type]
         fig.add_trace(go.Scatter(x=p.numpy() + 1, y=np.round(y, 4), mode="lines", name=label,
                                  line={"color": COLORWAY[k], "shape": "hv"}))
-    _style(fig, "Five forms of one idea: sharpen the softmax as length grows", height=460)
+    _style(fig, "Sharper softmax as length grows", height=460)
     fig.update_layout(
         xaxis={"title": {"text": "query position p + 1 (keys visible)"}, "type": "log",
                "exponentformat": "power"},
