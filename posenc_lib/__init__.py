@@ -16,10 +16,17 @@ from .alibi import (
     linear_bias,
 )
 from .analysis import rope_decay_bound, sinusoidal_similarity, wavelengths
+from .architectures import LayerPosition, format_plan, position_plan, proportional_inv_freq
 from .attention import attention, causal_mask
 from .euler import euler_partial_sums, rotate_complex
 from .extension import EXTENSION_METHODS, extended_rope
-from .hf import hf_config_fields, hf_legacy_rope_config, hf_rope_parameters
+from .hf import (
+    hf_config_fields,
+    hf_legacy_rope_config,
+    hf_nested_rope_parameters,
+    hf_proportional_rope_parameters,
+    hf_rope_parameters,
+)
 from .rope import (
     CONVENTIONS,
     RotaryEmbedding,
@@ -63,6 +70,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CONVENTIONS",
     "EXTENSION_METHODS",
+    "LayerPosition",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "__version__",
@@ -83,8 +91,11 @@ __all__ = [
     "euler_partial_sums",
     "extended_rope",
     "flash_attn_alibi_bias",
+    "format_plan",
     "hf_config_fields",
     "hf_legacy_rope_config",
+    "hf_nested_rope_parameters",
+    "hf_proportional_rope_parameters",
     "hf_rope_parameters",
     "integer_encoding",
     "interleaved_to_half_permutation",
@@ -95,6 +106,8 @@ __all__ = [
     "ntk_inv_freq",
     "partial_rotary_dim",
     "pi_inv_freq",
+    "position_plan",
+    "proportional_inv_freq",
     "rope_angles",
     "rope_cos_sin",
     "rope_decay_bound",

@@ -332,3 +332,96 @@ def _compact_lists(text: str) -> str:
             continue
         out.append(line)
     return "\n".join(out)
+
+
+# --- Per-layer rope_parameters and proportional RoPE (transformers 5; chapter 10) ---------------
+
+__all__ += ["hf_nested_rope_parameters", "hf_proportional_rope_parameters"]
+
+#: rope_type values transformers 5 reads, including Gemma 4's "proportional".
+HF_LAYER_ROPE_TYPES: tuple[str, ...] = (
+    "default", "linear", "dynamic", "yarn", "llama3", "longrope", "proportional",
+)
+
+
+def hf_proportional_rope_parameters(
+    *, base: float = 1000000.0, partial_rotary_factor: float = 0.25, factor: float = 1.0
+) -> dict[str, Any]:
+    """The ``rope_parameters`` of Gemma 4's ``proportional`` RoPE (global layers).
+
+    transformers computes ``θ_i = base^(−2i/head_dim)/factor`` for the first
+    ``int(partial_rotary_factor·head_dim // 2)`` pairs and 0 for the rest
+    (:func:`posenc_lib.architectures.proportional_inv_freq`): the same exponents as full-head
+    RoPE, the low frequencies switched off. Not the same as ``partial_rotary_factor`` with the
+    ``default`` type (GPT-NeoX), which spreads all exponents over the smaller rotated block.
+
+    Parameters
+    ----------
+    base : float
+        ``rope_theta`` (finite, > 0); Gemma 4's global layers: 1 000 000.
+    partial_rotary_factor : float
+        Share of the pairs that turn, in (0, 1]; Gemma 4: 0.25.
+    factor : float
+        Divides every frequency (>= 1; 1 writes no ``factor`` key).
+
+    Returns
+    -------
+    dict
+        ``{"rope_type": "proportional", "rope_theta": …, "partial_rotary_factor": …}``.
+    """
+    out: dict[str, Any] = {
+        "rope_type": "proportional",
+        "rope_theta": check_base(base),
+        "partial_rotary_factor": _check_partial(partial_rotary_factor),
+    }
+    factor = check_factor(factor)
+    if factor != 1.0:
+        out["factor"] = factor
+    return out
+
+
+def hf_nested_rope_parameters(per_layer_type: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``rope_parameters`` nested by layer type, as Gemma 3/4 and OLMo 3 configs hold them.
+
+    Each value is a flat block (from :func:`hf_rope_parameters` or
+    :func:`hf_proportional_rope_parameters`); the keys must be the config's ``layer_types`` names
+    (``"sliding_attention"``, ``"full_attention"``, ``"chunked_attention"``), since transformers
+    treats ``rope_parameters`` as nested only when its keys are among them.
+
+    Parameters
+    ----------
+    per_layer_type : dict
+        ``{layer_type: rope block}``; at least one entry.
+
+    Returns
+    -------
+    dict
+        A copy, each block checked (a known ``rope_type``, a finite positive ``rope_theta``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Not a dict of dicts, an empty dict, a layer-type name that is not a non-empty string,
+        a block without a known ``rope_type`` or a valid ``rope_theta``.
+    """
+    if not isinstance(per_layer_type, dict) or not per_layer_type:
+        raise TypeError(
+            "per_layer_type must be a non-empty dict {layer_type: rope block}, got "
+            f"{_describe(per_layer_type)}"
+        )
+    out: dict[str, Any] = {}
+    for layer_type, block in per_layer_type.items():
+        if not isinstance(layer_type, str) or not layer_type:
+            raise TypeError(
+                f"per_layer_type keys must be layer-type names, got {_describe(layer_type)}"
+            )
+        if not isinstance(block, dict):
+            raise TypeError(
+                f"per_layer_type[{layer_type!r}] must be a rope block dict, got "
+                f"{_describe(block)}"
+            )
+        check_choice(block.get("rope_type"), f"per_layer_type[{layer_type!r}]['rope_type']",
+                     HF_LAYER_ROPE_TYPES)
+        check_base(block.get("rope_theta"), f"per_layer_type[{layer_type!r}]['rope_theta']")
+        out[layer_type] = dict(block)
+    return out

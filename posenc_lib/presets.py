@@ -152,3 +152,120 @@ ROPE_PRESETS: dict[str, RopePreset] = {
                    {"short_factor": list(_PHI35_SHORT), "long_factor": list(_PHI35_LONG)}),
     )
 }
+
+
+# --- 2024–2026 models (chapter 10) ----------------------------------------------------------------
+# For a model that mixes layers, the preset is the RoPE of its *extended* (global/full) layers;
+# the whole per-layer picture is in PRESET_CONFIGS and posenc_lib.architectures.position_plan.
+
+#: The 2024–2026 presets (Llama 4 Scout included), for chapter 10 and the inspector.
+MODERN_PRESETS: dict[str, RopePreset] = {
+    p.model: p
+    for p in (
+        RopePreset("Llama 3.2 1B", 64, 64, 500000.0, "llama3", 32.0, 8192, 131072,
+                   "meta-llama/Llama-3.2-1B config.json (rope_scaling llama3, factor 32, "
+                   "head_dim 64, 16 layers)",
+                   {"low_freq_factor": 1.0, "high_freq_factor": 4.0}),
+        RopePreset("Llama 4 Scout (RoPE layers)", 128, 128, 500000.0, "llama3", 16.0, 8192,
+                   10485760,
+                   "meta-llama/Llama-4-Scout-17B-16E config.json text_config (rope_scaling "
+                   "llama3, factor 16, low = high = 1; every 4th layer NoPE; chunk 8 192)",
+                   {"low_freq_factor": 1.0, "high_freq_factor": 1.0}),
+        RopePreset("Gemma 3 12B (global layers)", 256, 256, 1e6, "pi", 8.0, 32768, 131072,
+                   "google/gemma-3-12b-it config.json text_config (rope_scaling linear 8 on "
+                   "the global layers, rope_local_base_freq 1e4 on the sliding ones, window "
+                   "1 024, pattern 6); Gemma Team 2025: pre-trained at 32K, rescaled to 128K"),
+        RopePreset("OLMo 3 7B (full layers)", 128, 128, 500000.0, "yarn", 8.0, 8192, 65536,
+                   "allenai/Olmo-3-7B config.json (rope_scaling yarn on the full-attention "
+                   "layers, window 4 096 on the others)",
+                   {"beta_fast": 32.0, "beta_slow": 1.0,
+                    "attention_factor": 1.2079441541679836}),
+        RopePreset("gpt-oss-20b", 64, 64, 150000.0, "yarn", 32.0, 4096, 131072,
+                   "openai/gpt-oss-20b config.json (rope_scaling yarn, truncate false; "
+                   "= transformers GptOssConfig defaults)",
+                   {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": False}),
+        RopePreset("Qwen3-4B-Instruct-2507", 128, 128, 5e6, "none", 1.0, 262144, 262144,
+                   "Qwen/Qwen3-4B-Instruct-2507 config.json (rope_theta 5e6, 262 144 positions, "
+                   "no rope_scaling)"),
+        RopePreset("DeepSeek-V3", 64, 64, 10000.0, "yarn", 40.0, 4096, 163840,
+                   "deepseek-ai/DeepSeek-V3 config.json (qk_rope_head_dim 64 beside "
+                   "qk_nope_head_dim 128; mscale = mscale_all_dim = 1)",
+                   {"beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0}),
+    )
+}
+# Llama 4 Scout's low_freq_factor == high_freq_factor (both 1) is valid for transformers but makes
+# it log a warning when the block is loaded; chapter 8 loads every ROPE_PRESETS entry with stderr
+# treated as an error, so the calculator's menu takes the others only.
+ROPE_PRESETS.update({k: v for k, v in MODERN_PRESETS.items() if not k.startswith("Llama 4")})
+
+
+def _flat(preset: RopePreset) -> dict[str, Any]:
+    """A preset's own ``config.json`` rope keys (transformers 4 form)."""
+    fields = preset.hf_fields(legacy=True)
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+#: The position-relevant part of each preset model's ``config.json`` (what
+#: :func:`posenc_lib.architectures.position_plan` reads): model type, layer count, head size and
+#: the layer mix. Sources as in each preset's ``source``.
+PRESET_CONFIGS: dict[str, dict[str, Any]] = {
+    "Llama 2 7B": {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+                   "num_attention_heads": 32, **_flat(ROPE_PRESETS["Llama 2 7B"])},
+    "Code Llama 7B": {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+                      "num_attention_heads": 32, **_flat(ROPE_PRESETS["Code Llama 7B"])},
+    "LLaMA 2 Long 7B": {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+                        "num_attention_heads": 32, **_flat(ROPE_PRESETS["LLaMA 2 Long 7B"])},
+    "Llama 3 8B": {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+                   "num_attention_heads": 32, **_flat(ROPE_PRESETS["Llama 3 8B"])},
+    "Llama 3.1 8B": {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+                     "num_attention_heads": 32, **_flat(ROPE_PRESETS["Llama 3.1 8B"])},
+    "Mistral 7B v0.1": {"model_type": "mistral", "num_hidden_layers": 32, "hidden_size": 4096,
+                        "num_attention_heads": 32, "sliding_window": 4096,
+                        **_flat(ROPE_PRESETS["Mistral 7B v0.1"])},
+    "Qwen2.5-7B-Instruct + YaRN": {"model_type": "qwen2", "num_hidden_layers": 28,
+                                   "hidden_size": 3584, "num_attention_heads": 28,
+                                   **_flat(ROPE_PRESETS["Qwen2.5-7B-Instruct + YaRN"])},
+    "GPT-NeoX-20B": {"model_type": "gpt_neox", "num_hidden_layers": 44, "hidden_size": 6144,
+                     "num_attention_heads": 64, "rotary_pct": 0.25, "rotary_emb_base": 10000,
+                     "max_position_embeddings": 2048},
+    "DeepSeek-V2-Lite": {"model_type": "deepseek_v2", "num_hidden_layers": 27,
+                         "hidden_size": 2048, "num_attention_heads": 16,
+                         "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+                         **_flat(ROPE_PRESETS["DeepSeek-V2-Lite"])},
+    "Phi-3.5-mini-instruct": {"model_type": "phi3", "num_hidden_layers": 32,
+                              "hidden_size": 3072, "num_attention_heads": 32,
+                              "original_max_position_embeddings": 4096,
+                              **_flat(ROPE_PRESETS["Phi-3.5-mini-instruct"])},
+    "Llama 3.2 1B": {"model_type": "llama", "num_hidden_layers": 16, "hidden_size": 2048,
+                     "num_attention_heads": 32, "head_dim": 64,
+                     **_flat(MODERN_PRESETS["Llama 3.2 1B"])},
+    "Llama 4 Scout (RoPE layers)": {
+        "model_type": "llama4", "text_config": {
+            "model_type": "llama4_text", "num_hidden_layers": 48, "hidden_size": 5120,
+            "num_attention_heads": 40, "head_dim": 128, "attention_chunk_size": 8192,
+            "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(48)],
+            "attn_temperature_tuning": True, "floor_scale": 8192, "attn_scale": 0.1,
+            **_flat(MODERN_PRESETS["Llama 4 Scout (RoPE layers)"])}},
+    "Gemma 3 12B (global layers)": {
+        "model_type": "gemma3", "text_config": {
+            "model_type": "gemma3_text", "num_hidden_layers": 48, "hidden_size": 3840,
+            "num_attention_heads": 16, "head_dim": 256, "sliding_window": 1024,
+            "sliding_window_pattern": 6, "rope_local_base_freq": 10000.0,
+            "max_position_embeddings": 131072, "rope_theta": 1e6,
+            "rope_scaling": {"rope_type": "linear", "factor": 8.0}}},
+    "OLMo 3 7B (full layers)": {
+        "model_type": "olmo3", "num_hidden_layers": 32, "hidden_size": 4096,
+        "num_attention_heads": 32, "sliding_window": 4096,
+        **_flat(MODERN_PRESETS["OLMo 3 7B (full layers)"])},
+    "gpt-oss-20b": {"model_type": "gpt_oss", "num_hidden_layers": 24, "hidden_size": 2880,
+                    "num_attention_heads": 64, "head_dim": 64, "sliding_window": 128,
+                    **_flat(MODERN_PRESETS["gpt-oss-20b"])},
+    "Qwen3-4B-Instruct-2507": {"model_type": "qwen3", "num_hidden_layers": 36,
+                               "hidden_size": 2560, "num_attention_heads": 32, "head_dim": 128,
+                               **_flat(MODERN_PRESETS["Qwen3-4B-Instruct-2507"])},
+    "DeepSeek-V3": {"model_type": "deepseek_v3", "num_hidden_layers": 61, "hidden_size": 7168,
+                    "num_attention_heads": 128, "qk_rope_head_dim": 64,
+                    "qk_nope_head_dim": 128, "rope_interleave": True,
+                    **_flat(MODERN_PRESETS["DeepSeek-V3"])},
+}
+__all__ += ["MODERN_PRESETS", "PRESET_CONFIGS"]

@@ -291,7 +291,7 @@ def llama3_inv_freq(
     original_max_position : int
         Old context ``L`` (>= 1).
     low_freq_factor, high_freq_factor : float
-        ``0 < low_freq_factor < high_freq_factor``.
+        ``0 < low_freq_factor <= high_freq_factor`` (equal: no smooth band, as Llama 4 Scout).
 
     Returns
     -------
@@ -302,9 +302,9 @@ def llama3_inv_freq(
     original_max_position = _check_max_position(original_max_position, "original_max_position")
     low_freq_factor = check_positive(low_freq_factor, "low_freq_factor")
     high_freq_factor = check_positive(high_freq_factor, "high_freq_factor")
-    if low_freq_factor >= high_freq_factor:
+    if low_freq_factor > high_freq_factor:
         raise ValueError(
-            "low_freq_factor must be < high_freq_factor, got "
+            "low_freq_factor must be <= high_freq_factor, got "
             f"low_freq_factor = {low_freq_factor}, high_freq_factor = {high_freq_factor}"
         )
     theta = rope_inv_freq(dim, base)
@@ -312,7 +312,8 @@ def llama3_inv_freq(
     context = float(original_max_position)  # a Python int may exceed int64 (2**70 is valid)
     low_freq_wavelen = context / low_freq_factor
     high_freq_wavelen = context / high_freq_factor
-    t = (context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    # low == high (Llama 4 Scout: both 1) leaves no smooth band: the ramp is never used.
+    t = (context / wavelen - low_freq_factor) / max(high_freq_factor - low_freq_factor, 1e-300)
     blended = (1 - t) * theta / factor + t * theta
     out = torch.where(wavelen > low_freq_wavelen, theta / factor, blended)
     return torch.where(wavelen < high_freq_wavelen, theta, out)

@@ -34,6 +34,7 @@ MODULES = [
     "posenc_lib.tables",
     "posenc_lib.alibi",
     "posenc_lib.hf",
+    "posenc_lib.architectures",
     "posenc_lib.extension",
     "posenc_lib.long_context",
     "posenc_lib.viz.alibi",

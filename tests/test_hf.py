@@ -123,7 +123,7 @@ def test_shapes_of_the_blocks() -> None:
     ({"method": "pi", "beta_fast": 3.0}, "beta_fast"),
     ({"method": "yarn", "original_max_position": 0}, "original_max_position"),
     ({"method": "yarn", "original_max_position": 4096, "mscale": 0.7}, "mscale"),
-    ({"method": "llama3", "original_max_position": 4096, "low_freq_factor": 4.0}, "low_freq"),
+    ({"method": "llama3", "original_max_position": 4096, "low_freq_factor": 5.0}, "low_freq"),
     ({"method": "none", "partial_rotary_factor": 1.5}, "partial_rotary_factor"),
 ])
 def test_bad_input_names_the_parameter(kwargs: dict, match: str) -> None:

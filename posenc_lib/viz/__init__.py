@@ -12,7 +12,8 @@ spectra); these modules only lay them out, one module per figure family:
 - :mod:`posenc_lib.viz.attention`: labelled attention-weight heatmaps;
 - :mod:`posenc_lib.viz.offset`: RoPE scores under a shared shift;
 - :mod:`posenc_lib.viz.conventions`: interleaved against half pairing;
-- :mod:`posenc_lib.viz.permutation`: one attention head on every ordering of a sentence.
+- :mod:`posenc_lib.viz.permutation`: one attention head on every ordering of a sentence;
+- :mod:`posenc_lib.viz.architectures`: layer maps of real models, frequency selection, temperature.
 
 The private ``_style`` (template, colours, slider grids and layout helpers) and ``_checks``
 (argument validation) modules are shared by all of them. Import a builder from its module,

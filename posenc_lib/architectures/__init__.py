@@ -1,0 +1,27 @@
+"""The position inspector: what each attention layer of a real model does with position.
+
+:func:`position_plan` reads a transformers config (object or ``config.json`` dict) and returns one
+:class:`LayerPosition` per layer: RoPE, NoPE or ALiBi, the inverse frequencies and where they
+apply, the cos/sin attention factor, a position-dependent query scale, the sliding window or
+attention chunk. :func:`format_plan` prints it with layer ranges collapsed, as
+``python -m posenc_lib plan CONFIG.json`` does. Every supported ``model_type`` is checked against a
+tiny random model of its own transformers class in ``tests/test_architectures.py``.
+"""
+
+from ._families import SUPPORTED_MODEL_TYPES, position_plan
+from ._plan import KINDS, LayerPosition, QueryScale, proportional_inv_freq
+from ._table import collapse_ranges, format_plan
+from ._temperature import TEMPERATURE_FORMS, logit_multiplier
+
+__all__ = [
+    "KINDS",
+    "SUPPORTED_MODEL_TYPES",
+    "TEMPERATURE_FORMS",
+    "LayerPosition",
+    "QueryScale",
+    "collapse_ranges",
+    "format_plan",
+    "logit_multiplier",
+    "position_plan",
+    "proportional_inv_freq",
+]

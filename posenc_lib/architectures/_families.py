@@ -1,0 +1,427 @@
+"""Read a config (transformers object or ``config.json`` dict): one :class:`LayerPosition` a layer.
+
+Each supported ``model_type`` has a :class:`_Family` row: its pairing convention, its default
+``rope_theta`` and the rules that pick, per layer, RoPE or NoPE, the window or chunk and the query
+scale. The rules follow the model code of transformers 5.25 (the parity tests build a tiny random
+model of each type and compare).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .._validation import MAX_PYTHON_ITEMS, _describe, check_int
+from ..alibi import alibi_slopes
+from ..extension import extended_rope
+from ..rope import partial_rotary_dim
+from ._plan import LayerPosition, QueryScale, proportional_inv_freq
+
+__all__ = ["SUPPORTED_MODEL_TYPES", "position_plan"]
+
+# transformers rope_type -> posenc_lib.extension method.
+_METHODS = {
+    "default": "none", "linear": "pi", "dynamic": "dynamic", "yarn": "yarn",
+    "llama3": "llama3", "longrope": "longrope",
+}
+_YARN_OPTIONS = ("beta_fast", "beta_slow", "truncate", "attention_factor")
+
+_LayerRule = Callable[[dict[str, Any], int, str], bool]
+
+
+@dataclass(frozen=True)
+class _Family:
+    convention: str = "half"
+    theta: float = 10000.0
+    # layer types when the config does not list them: (config, n_layers) -> list
+    layer_types: Callable[[dict[str, Any], int], list[str]] | None = None
+    # does layer i (of this layer type) apply RoPE?
+    uses_rope: _LayerRule | None = None
+    # the layer types that get the config's sliding_window (None: every layer, if set)
+    window_types: tuple[str, ...] | None = ("sliding_attention",)
+    nested: bool = False  # v5 rope_parameters nested per layer type
+    alibi: bool = False
+
+
+def _pattern(name: str, default: int, sliding_first: bool = True) -> Callable[
+    [dict[str, Any], int], list[str]
+]:
+    def rule(cfg: dict[str, Any], n: int) -> list[str]:
+        period = int(cfg.get(name) or default)
+        return [
+            "sliding_attention" if (i + 1) % period else "full_attention" for i in range(n)
+        ]
+    return rule
+
+
+def _gemma4_types(cfg: dict[str, Any], n: int) -> list[str]:
+    types = _pattern("sliding_window_pattern", 6)(cfg, n)
+    types[-1] = "full_attention"  # Gemma 4 forces its last layer to full attention
+    return types
+
+
+def _no_rope_flags(cfg: dict[str, Any], n: int) -> list[int]:
+    """``no_rope_layers``: 1 where RoPE IS applied (Llama 4, SmolLM3); default every 4th is 0."""
+    flags = cfg.get("no_rope_layers")
+    if not flags:
+        interval = int(cfg.get("no_rope_layer_interval") or 4)
+        flags = [int((i + 1) % interval != 0) for i in range(n)]
+    if len(flags) != n:
+        raise ValueError(
+            f"no_rope_layers must have num_hidden_layers = {n} entries, got {len(flags)}"
+        )
+    return [int(f) for f in flags]
+
+
+def _llama4_types(cfg: dict[str, Any], n: int) -> list[str]:
+    chunk = cfg.get("attention_chunk_size")
+    return [
+        "chunked_attention" if flag and chunk is not None else "full_attention"
+        for flag in _no_rope_flags(cfg, n)
+    ]
+
+
+def _smollm3_types(cfg: dict[str, Any], n: int) -> list[str]:
+    sliding = cfg.get("use_sliding_window") and cfg.get("sliding_window") is not None
+    return [
+        "sliding_attention" if sliding and not flag else "full_attention"
+        for flag in _no_rope_flags(cfg, n)
+    ]
+
+
+def _qwen_types(cfg: dict[str, Any], n: int) -> list[str]:
+    sliding = cfg.get("use_sliding_window") and cfg.get("sliding_window") is not None
+    first = int(cfg.get("max_window_layers") or 0)
+    return ["sliding_attention" if sliding and i >= first else "full_attention" for i in range(n)]
+
+
+def _flagged(cfg: dict[str, Any], i: int, layer_type: str) -> bool:
+    return bool(_no_rope_flags(cfg, int(cfg["num_hidden_layers"]))[i])
+
+
+_FAMILIES: dict[str, _Family] = {
+    "llama": _Family(window_types=()),
+    "mistral": _Family(window_types=None),
+    "ministral3": _Family(window_types=None),
+    "qwen2": _Family(layer_types=_qwen_types),
+    "qwen3": _Family(layer_types=_qwen_types),
+    "phi3": _Family(window_types=None),
+    "olmo2": _Family(window_types=()),
+    "gpt_neox": _Family(window_types=()),
+    "gptj": _Family(convention="interleaved", window_types=()),
+    "cohere": _Family(convention="interleaved", window_types=()),
+    "glm": _Family(convention="interleaved", window_types=()),
+    "glm4": _Family(convention="interleaved", window_types=()),
+    "glm4_moe": _Family(window_types=()),  # GLM-4.5: partial rotary, NeoX (half) layout
+    "gemma": _Family(window_types=()),
+    "gemma2": _Family(layer_types=_pattern("sliding_window_pattern", 2)),
+    "gemma3_text": _Family(layer_types=_pattern("sliding_window_pattern", 6), nested=True),
+    "gemma4_text": _Family(layer_types=_gemma4_types, nested=True),
+    "cohere2": _Family(
+        convention="interleaved", layer_types=_pattern("sliding_window_pattern", 4),
+        uses_rope=lambda cfg, i, t: t == "sliding_attention",
+    ),
+    "llama4_text": _Family(
+        convention="complex", theta=500000.0, layer_types=_llama4_types, uses_rope=_flagged,
+        window_types=(),
+    ),
+    "smollm3": _Family(theta=2000000.0, layer_types=_smollm3_types, uses_rope=_flagged),
+    "olmo3": _Family(layer_types=_pattern("sliding_window_pattern", 4), nested=True),
+    "gpt_oss": _Family(layer_types=_pattern("sliding_window_pattern", 2)),
+    "deepseek_v2": _Family(window_types=()),
+    "deepseek_v3": _Family(window_types=()),
+    "bloom": _Family(alibi=True, window_types=()),
+    "mpt": _Family(alibi=True, window_types=()),
+}
+
+# Multimodal wrappers whose text model is a supported type.
+_TEXT_TYPES = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text"}
+
+#: The ``model_type`` values :func:`position_plan` reads.
+SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted({*_FAMILIES, *_TEXT_TYPES}))
+
+
+def _as_dict(config: object) -> dict[str, Any]:
+    if isinstance(config, Mapping):
+        cfg = dict(config)
+    elif hasattr(config, "to_dict") and callable(config.to_dict):
+        cfg = dict(config.to_dict())
+    else:
+        raise TypeError(
+            "config must be a transformers config object or a config.json dict, "
+            f"got {_describe(config)}"
+        )
+    model_type = cfg.get("model_type")
+    if not isinstance(model_type, str):
+        raise ValueError(f"config has no model_type string, got {model_type!r}")
+    if model_type in _TEXT_TYPES:
+        text = cfg.get("text_config")
+        if isinstance(text, Mapping):
+            cfg = dict(text)
+            cfg.setdefault("model_type", _TEXT_TYPES[model_type])
+        else:
+            cfg["model_type"] = _TEXT_TYPES[model_type]
+    return cfg
+
+
+def _first(cfg: Mapping[str, Any], *names: str, default: Any = None) -> Any:
+    for name in names:
+        if cfg.get(name) is not None:
+            return cfg[name]
+    return default
+
+
+def _head_dim(cfg: dict[str, Any]) -> int:
+    if cfg.get("head_dim"):
+        return int(cfg["head_dim"])
+    hidden = _first(cfg, "hidden_size", "n_embd", "d_model")
+    heads = _first(cfg, "num_attention_heads", "n_head", "n_heads")
+    if hidden is None or heads is None:
+        raise ValueError("config needs head_dim, or hidden_size and num_attention_heads")
+    return int(hidden) // int(heads)
+
+
+def _rope_block(cfg: dict[str, Any], family: _Family, layer_type: str) -> dict[str, Any]:
+    """The layer type's ``rope_parameters`` with ``rope_type``, ``rope_theta`` filled in."""
+    params = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    params = dict(params)
+    nested = any(isinstance(v, Mapping) for v in params.values())
+    if nested:
+        params = dict(params.get(layer_type) or {})
+    elif family.nested:
+        # A transformers 4 config.json: its rope_scaling is for the global layers only (Gemma 3,
+        # OLMo 3); Gemma 3's local layers take rope_local_base_freq.
+        if layer_type != "full_attention":
+            theta = _first(cfg, "rope_local_base_freq", default=10000.0)
+            if cfg.get("model_type") == "olmo3":
+                theta = _first(cfg, "rope_theta", default=family.theta)
+            params = {"rope_type": "default", "rope_theta": theta}
+    if "rope_type" not in params:
+        params["rope_type"] = params.get("type", "default")
+    if "rope_theta" not in params:
+        params["rope_theta"] = _first(cfg, "rope_theta", "rotary_emb_base", default=family.theta)
+    if "partial_rotary_factor" not in params:
+        partial = _first(cfg, "partial_rotary_factor", "rotary_pct")
+        if partial is None and cfg.get("model_type") == "gpt_neox":
+            partial = 0.25
+        if partial is not None:
+            params["partial_rotary_factor"] = partial
+    if params["rope_type"] in ("yarn", "llama3", "longrope"):
+        # Phi-3 keeps the training length outside the rope block, and it wins there.
+        original = _first(cfg, "original_max_position_embeddings") if "phi3" == cfg.get(
+            "model_type") else None
+        params["original_max_position_embeddings"] = original or _first(
+            params, "original_max_position_embeddings",
+            default=cfg.get("max_position_embeddings"),
+        )
+    return params
+
+
+def _rope_entry_fields(
+    cfg: dict[str, Any], family: _Family, layer_type: str, head_dim: int, seq_len: int | None,
+) -> dict[str, Any]:
+    params = _rope_block(cfg, family, layer_type)
+    rope_type = params["rope_type"]
+    base = float(params["rope_theta"])
+    partial = float(params.get("partial_rotary_factor", 1.0))
+    if cfg.get("model_type") == "gptj":
+        rotary_dim = int(cfg.get("rotary_dim") or head_dim)
+    elif rope_type == "proportional":
+        rotary_dim = head_dim
+    else:
+        rotary_dim = partial_rotary_dim(head_dim, partial)
+    factor = params.get("factor")
+    if rope_type == "proportional":
+        inv_freq = proportional_inv_freq(head_dim, base, partial) / float(factor or 1.0)
+        return dict(
+            rope_type=rope_type, base=base, rotary_dim=rotary_dim, inv_freq=inv_freq,
+            attention_factor=1.0,
+        )
+    if rope_type not in _METHODS:
+        raise ValueError(
+            f"rope_type {rope_type!r} is not supported; supported: "
+            f"{', '.join(sorted([*_METHODS, 'proportional']))}"
+        )
+    method = _METHODS[rope_type]
+    original = params.get("original_max_position_embeddings")
+    if factor is None and rope_type in ("yarn", "longrope"):
+        factor = cfg["max_position_embeddings"] / original
+    options: dict[str, Any] = {}
+    if rope_type == "yarn":
+        options = {k: params[k] for k in _YARN_OPTIONS if params.get(k) is not None}
+        # transformers reads truncate from the top level of rope_parameters
+        if params.get("mscale") and params.get("mscale_all_dim"):
+            options["mscale"] = params["mscale"]
+            options["mscale_all_dim"] = params["mscale_all_dim"]
+    elif rope_type == "llama3":
+        options = {k: params[k] for k in ("low_freq_factor", "high_freq_factor") if k in params}
+    elif rope_type == "longrope":
+        options = {k: params[k] for k in ("short_factor", "long_factor") if k in params}
+        if params.get("attention_factor") is not None:
+            options["attention_factor"] = params["attention_factor"]
+    if rope_type == "dynamic":
+        original = cfg.get("max_position_embeddings")
+    inv_freq, attention = extended_rope(
+        method, dim=rotary_dim, base=base, factor=float(factor or 1.0),
+        original_max_position=original, seq_len=seq_len, **options,
+    )
+    return dict(
+        rope_type=rope_type, base=base, rotary_dim=rotary_dim, inv_freq=inv_freq,
+        attention_factor=float(attention),
+    )
+
+
+def _mscale_squared(params: Mapping[str, Any], cfg: dict[str, Any]) -> float:
+    """DeepSeek's softmax-scale factor ``m(s, mscale_all_dim)²`` (as yarn_apply_mscale)."""
+    if params.get("rope_type", "default") == "default" or not params.get("mscale_all_dim"):
+        return 1.0
+    factor = float(params["factor"])
+    m = 1.0 if factor <= 1 else 0.1 * float(params["mscale_all_dim"]) * math.log(factor) + 1.0
+    return m * m
+
+
+def position_plan(config: object, *, seq_len: int | None = None) -> list[LayerPosition]:
+    """What every attention layer of a model does with position, read from its config.
+
+    Parameters
+    ----------
+    config : transformers config or dict
+        A ``PretrainedConfig`` or the dict of a ``config.json`` (transformers 4 ``rope_scaling``
+        or 5 ``rope_parameters``, flat or nested per layer type; a multimodal config's
+        ``text_config`` is read). ``model_type`` must be one of :data:`SUPPORTED_MODEL_TYPES`.
+    seq_len : int, optional
+        Current length, for the two length-dependent types: ``dynamic`` (NTK base grows past the
+        training length) and ``longrope`` (long factors past it, short ones otherwise).
+
+    Returns
+    -------
+    list of LayerPosition
+        One entry per layer, in order.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``model_type`` (named in the message), a missing layer count or head size, a
+        ``rope_type`` the library does not know, a ``no_rope_layers`` of the wrong length.
+    TypeError
+        ``config`` is neither a dict nor a config object.
+    """
+    cfg = _as_dict(config)
+    model_type = cfg["model_type"]
+    if model_type not in _FAMILIES:
+        raise ValueError(
+            f"model_type {model_type!r} is not supported by position_plan; supported: "
+            f"{', '.join(SUPPORTED_MODEL_TYPES)}"
+        )
+    if seq_len is not None:
+        seq_len = check_int(seq_len, "seq_len", minimum=0, what="a non-negative integer")
+    family = _FAMILIES[model_type]
+    n = _first(cfg, "num_hidden_layers", "n_layer", "n_layers")
+    if n is None:
+        raise ValueError(f"config of model_type {model_type!r} has no num_hidden_layers")
+    n = check_int(n, "num_hidden_layers", minimum=1)
+    if n > MAX_PYTHON_ITEMS:
+        raise ValueError(f"num_hidden_layers must be <= {MAX_PYTHON_ITEMS}, got {n}")
+    cfg["num_hidden_layers"] = n
+    if cfg.get("layer_types"):
+        layer_types = list(cfg["layer_types"])
+    elif family.layer_types is not None:
+        layer_types = family.layer_types(cfg, n)
+    else:
+        layer_types = ["full_attention"] * n
+    if len(layer_types) != n:
+        raise ValueError(
+            f"layer_types must have num_hidden_layers = {n} entries, got {len(layer_types)}"
+        )
+    if family.alibi:
+        return _alibi_plan(cfg, model_type, n, layer_types)
+    head_dim = _head_dim(cfg)
+    window = cfg.get("sliding_window")
+    if model_type in ("qwen2", "qwen3", "smollm3") and not cfg.get("use_sliding_window"):
+        window = None
+    plan: list[LayerPosition] = []
+    cache: dict[str, dict[str, Any]] = {}
+    for i, layer_type in enumerate(layer_types):
+        layer_head_dim = head_dim
+        if model_type == "gemma4_text" and layer_type == "full_attention":
+            layer_head_dim = int(_gemma4_override(cfg, i, "head_dim", head_dim))
+        uses_rope = family.uses_rope is None or family.uses_rope(cfg, i, layer_type)
+        entry: dict[str, Any] = dict(layer=i, layer_type=layer_type, head_dim=layer_head_dim)
+        if family.window_types is None or layer_type in family.window_types:
+            entry["window"] = int(window) if window else None
+        if layer_type == "chunked_attention":
+            entry["chunk"] = int(cfg["attention_chunk_size"])
+        if model_type == "gpt_oss":
+            entry["sinks"] = True
+        params = _rope_block(cfg, family, layer_type)
+        if params.get("llama_4_scaling_beta") is not None:
+            entry["query_scale"] = QueryScale(
+                "llama_4_scaling_beta", float(params["llama_4_scaling_beta"]),
+                int(params["original_max_position_embeddings"]),
+            )
+        if not uses_rope:
+            if model_type == "llama4_text" and cfg.get("attn_temperature_tuning", True):
+                entry["query_scale"] = QueryScale(
+                    "llama4", float(cfg.get("attn_scale", 0.1)), int(cfg.get("floor_scale", 8192))
+                )
+            plan.append(LayerPosition(kind="nope", **entry))
+            continue
+        if model_type in ("deepseek_v2", "deepseek_v3"):
+            rope_dim = int(cfg.get("qk_rope_head_dim", 64))
+            nope_dim = int(cfg.get("qk_nope_head_dim", 128))
+            rope_cfg = {**cfg, "head_dim": rope_dim}
+            fields = _rope_entry_fields(rope_cfg, family, layer_type, rope_dim, seq_len)
+            # V2 rotates adjacent pairs as complex numbers; V3 adjacent pairs too when
+            # rope_interleave (its checkpoints), else transformers' half layout.
+            if model_type == "deepseek_v2":
+                convention = "complex"
+            else:
+                convention = "interleaved" if cfg.get("rope_interleave", True) else "half"
+            plan.append(LayerPosition(
+                kind="rope", rotary_offset=nope_dim, convention=convention,
+                softmax_scale_factor=_mscale_squared(params, cfg),
+                **{**entry, "head_dim": nope_dim + rope_dim}, **fields,
+            ))
+            continue
+        key = f"{layer_type}/{layer_head_dim}"
+        if key not in cache:
+            cache[key] = _rope_entry_fields(
+                {**cfg, "head_dim": layer_head_dim}, family, layer_type, layer_head_dim, seq_len,
+            )
+        plan.append(LayerPosition(
+            kind="rope", convention=family.convention, **entry, **cache[key]
+        ))
+    return plan
+
+
+def _gemma4_override(cfg: dict[str, Any], i: int, name: str, default: int) -> Any:
+    per_layer = cfg.get("per_layer_config") or {}
+    for key in (i, str(i), f"{i:02d}"):
+        if key in per_layer and name in per_layer[key]:
+            return per_layer[key][name]
+    return cfg.get("global_head_dim", 512) if name == "head_dim" else default
+
+
+def _alibi_plan(
+    cfg: dict[str, Any], model_type: str, n: int, layer_types: list[str]
+) -> list[LayerPosition]:
+    heads = int(_first(cfg, "n_head", "num_attention_heads", "n_heads"))
+    max_bias = 8.0
+    if model_type == "mpt":
+        attn = cfg.get("attn_config") or {}
+        if isinstance(attn, Mapping) and attn.get("alibi") is False:
+            raise ValueError("this MPT config has attn_config.alibi = False (learned positions)")
+        if isinstance(attn, Mapping) and attn.get("alibi_bias_max"):
+            max_bias = float(attn["alibi_bias_max"])
+    slopes = alibi_slopes(heads, max_bias=max_bias, dtype=torch.float64)
+    return [
+        LayerPosition(
+            layer=i, kind="alibi", layer_type=layer_types[i], head_dim=_head_dim(cfg),
+            alibi_slopes=slopes,
+        )
+        for i in range(n)
+    ]

@@ -1,0 +1,289 @@
+"""What one attention layer does with position: :class:`LayerPosition` and its pieces.
+
+A layer either rotates part of each query and key head (``"rope"``), adds a distance bias to the
+logits (``"alibi"``) or leaves position out (``"nope"``). Around that sit the settings a
+2024–2026 config spreads over several keys: the rotary block's place and pairing, the factor that
+multiplies cos and sin, a query scale that grows with position, a softmax-scale factor, a sliding
+window or an attention chunk, and learned sink logits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from .._validation import (
+    check_choice,
+    check_float_tensor,
+    check_length,
+    check_positions,
+    check_size,
+)
+from ..rope import CONVENTIONS, apply_rope_complex, apply_rope_half, apply_rope_interleaved
+
+__all__ = ["KINDS", "LayerPosition", "QueryScale", "proportional_inv_freq"]
+
+#: The kinds of layer a plan names.
+KINDS: tuple[str, ...] = ("rope", "nope", "alibi")
+
+_APPLY = {
+    "half": apply_rope_half,
+    "interleaved": apply_rope_interleaved,
+    "complex": apply_rope_complex,
+}
+
+
+def proportional_inv_freq(head_dim: int, base: float, proportion: float) -> torch.Tensor:
+    """Gemma 4's ``proportional`` RoPE: frequencies over the *whole* head, the low ones zeroed.
+
+    ``θ_i = base^(−2i/head_dim)`` for the first ``k = int(proportion·head_dim // 2)`` pairs and
+    ``θ_i = 0`` (no rotation) for the other ``head_dim/2 − k``. Partial rotary (GPT-NeoX) instead
+    spreads *all* exponents over the smaller block, ``base^(−2i/rotary_dim)``: same count of
+    rotated pairs, different frequencies.
+
+    Parameters
+    ----------
+    head_dim : int
+        Features per head (positive, even).
+    base : float
+        ``rope_theta`` (finite, > 0).
+    proportion : float
+        ``partial_rotary_factor``, the share of pairs that rotate, in ``(0, 1]``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(head_dim // 2,)``, float64; zeros after the first ``k`` entries.
+    """
+    from .._validation import check_base, check_dim, check_positive
+
+    head_dim = check_dim(head_dim, "head_dim")
+    base = check_base(base)
+    proportion = check_positive(proportion, "proportion")
+    if proportion > 1:
+        raise ValueError(f"proportion must be in (0, 1], got {proportion}")
+    rotated = int(proportion * head_dim // 2)  # transformers' int(p·head_dim // 2)
+    inv_freq = torch.zeros(head_dim // 2, dtype=torch.float64)
+    exponents = torch.arange(0, 2 * rotated, 2, dtype=torch.float64) / head_dim
+    inv_freq[:rotated] = base**-exponents
+    return inv_freq
+
+
+@dataclass(frozen=True)
+class QueryScale:
+    """A query multiplier that grows with the position ``p``: two forms in use.
+
+    * ``"llama4"`` (Llama 4 NoPE layers): ``1 + scale·ln(1 + ⌊(p + 1)/floor⌋)``;
+    * ``"llama_4_scaling_beta"`` (Ministral 3, Mistral 4 and Large 3, every layer):
+      ``1 + scale·ln(1 + ⌊p/floor⌋)`` with ``floor`` the original context.
+
+    Attributes
+    ----------
+    form : str
+        ``"llama4"`` or ``"llama_4_scaling_beta"``.
+    scale : float
+        ``attn_scale`` (0.1 in Llama 4) or ``llama_4_scaling_beta``.
+    floor : int
+        ``floor_scale`` (8192 in Llama 4) or ``original_max_position_embeddings``.
+    """
+
+    form: str
+    scale: float
+    floor: int
+
+    def __post_init__(self) -> None:
+        check_choice(self.form, "form", ("llama4", "llama_4_scaling_beta"))
+
+    def __call__(self, positions: torch.Tensor) -> torch.Tensor:
+        """The multiplier at each position, float64 of shape ``(seq,)``."""
+        p = check_positions(positions)
+        shift = 1.0 if self.form == "llama4" else 0.0
+        return 1.0 + self.scale * torch.log1p(torch.floor((p + shift) / self.floor))
+
+    def describe(self) -> str:
+        """One line, e.g. ``query × (1 + 0.1·ln(1 + ⌊(p+1)/8192⌋))``."""
+        p = "(p+1)" if self.form == "llama4" else "p"
+        return f"query × (1 + {self.scale:g}·ln(1 + ⌊{p}/{self.floor}⌋))"
+
+
+@dataclass(frozen=True, eq=False)
+class LayerPosition:
+    """What one attention layer does with position (one entry of a position plan).
+
+    Attributes
+    ----------
+    layer : int
+        Layer index.
+    kind : str
+        ``"rope"``, ``"nope"`` or ``"alibi"``.
+    layer_type : str
+        The config's name for the layer (``"sliding_attention"``, ``"full_attention"``,
+        ``"chunked_attention"``).
+    head_dim : int
+        Query/key features per head (MLA: ``qk_nope_head_dim + qk_rope_head_dim``).
+    rotary_dim : int
+        Features that rotate (0 unless ``kind == "rope"``); for ``proportional`` RoPE the whole
+        head, with zero frequencies on the pairs that do not turn.
+    rotary_offset : int
+        Index of the first rotated feature (0; MLA puts its rotary block last).
+    inv_freq : torch.Tensor or None
+        Shape ``(rotary_dim // 2,)``, float64.
+    convention : str or None
+        Which features pair up inside the rotary block, as laid out in the projection weights:
+        ``"half"``, ``"interleaved"`` or ``"complex"``.
+    rope_type : str or None
+        transformers' ``rope_type`` (``"default"``, ``"yarn"``, ``"proportional"`` …).
+    base : float or None
+        ``rope_theta``.
+    attention_factor : float
+        Multiplies cos and sin (YaRN, LongRoPE), so the RoPE part of a logit by its square.
+    softmax_scale_factor : float
+        Multiplies the softmax scale ``1/√d`` (DeepSeek's ``mscale_all_dim``: ``m²``).
+    query_scale : QueryScale or None
+        Position-dependent query multiplier.
+    window : int or None
+        Sliding window: a query sees the ``window`` most recent keys, itself included.
+    chunk : int or None
+        Chunked attention: a query sees only keys of its own chunk of ``chunk`` positions.
+    sinks : bool
+        Learned per-head sink logits join the softmax (gpt-oss).
+    alibi_slopes : torch.Tensor or None
+        Per-head ALiBi slopes, float64.
+    """
+
+    layer: int
+    kind: str
+    layer_type: str
+    head_dim: int
+    rotary_dim: int = 0
+    rotary_offset: int = 0
+    inv_freq: torch.Tensor | None = None
+    convention: str | None = None
+    rope_type: str | None = None
+    base: float | None = None
+    attention_factor: float = 1.0
+    softmax_scale_factor: float = 1.0
+    query_scale: QueryScale | None = None
+    window: int | None = None
+    chunk: int | None = None
+    sinks: bool = False
+    alibi_slopes: torch.Tensor | None = None
+
+    def __post_init__(self) -> None:
+        check_choice(self.kind, "kind", KINDS)
+        if self.kind == "rope":
+            check_choice(self.convention, "convention", CONVENTIONS)
+            if self.inv_freq is None or self.inv_freq.shape != (self.rotary_dim // 2,):
+                raise ValueError(
+                    f"a rope layer needs inv_freq of shape ({self.rotary_dim // 2},), "
+                    f"got {None if self.inv_freq is None else tuple(self.inv_freq.shape)}"
+                )
+
+    @property
+    def rotated_pairs(self) -> int:
+        """Pairs that actually turn (non-zero frequency)."""
+        return 0 if self.inv_freq is None else int((self.inv_freq != 0).sum())
+
+    def rotate(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
+        """What the layer does to a query or key head before the dot product (no query scale).
+
+        Rotates the block ``[rotary_offset, rotary_offset + rotary_dim)`` by ``positions·inv_freq``
+        in the layer's convention and multiplies it by ``attention_factor``; the other features
+        pass through. NoPE and ALiBi layers return ``x`` unchanged.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            Shape ``(..., seq, head_dim)``, floating point.
+        positions : torch.Tensor, optional
+            Shape ``(seq,)``; default ``arange(seq)``.
+
+        Returns
+        -------
+        torch.Tensor
+            Same shape and dtype as ``x``.
+        """
+        x = check_float_tensor(x, "x", min_ndim=2)
+        if x.shape[-1] != self.head_dim:
+            raise ValueError(
+                f"x.shape[-1] must equal the layer's head_dim = {self.head_dim}, "
+                f"got {x.shape[-1]}"
+            )
+        if self.kind != "rope":
+            return x
+        assert self.inv_freq is not None and self.convention is not None
+        lo, hi = self.rotary_offset, self.rotary_offset + self.rotary_dim
+        block = _APPLY[self.convention](x[..., lo:hi], positions, inv_freq=self.inv_freq)
+        block = block * self.attention_factor
+        return torch.cat((x[..., :lo], block, x[..., hi:]), dim=-1)
+
+    def visible_keys(self, seq_len: int) -> torch.Tensor:
+        """Which keys each query of a causal layer may attend to, ``(seq_len, seq_len)`` bool.
+
+        Query ``q`` sees key ``k`` when ``k <= q``; with a window ``W`` also when
+        ``q − k < W`` (``W`` keys, the query's own included, as transformers' masks); with a
+        chunk ``C`` also when ``⌊k/C⌋ = ⌊q/C⌋``.
+
+        Parameters
+        ----------
+        seq_len : int
+            Number of positions (>= 1).
+
+        Returns
+        -------
+        torch.Tensor
+            Shape ``(seq_len, seq_len)``, bool; rows are queries.
+        """
+        seq_len = check_length(seq_len, "seq_len")
+        check_size(("seq_len", seq_len), ("seq_len", seq_len))
+        q = torch.arange(seq_len)[:, None]
+        k = torch.arange(seq_len)[None, :]
+        allowed = k <= q
+        if self.window is not None:
+            allowed &= q - k < self.window
+        if self.chunk is not None:
+            allowed &= torch.div(k, self.chunk, rounding_mode="floor") == torch.div(
+                q, self.chunk, rounding_mode="floor"
+            )
+        return allowed
+
+    def describe(self) -> str:
+        """One line: the kind, base, type, factors, window/chunk (used by the plan's table)."""
+        parts: list[str] = []
+        if self.kind == "rope":
+            assert self.base is not None
+            text = f"RoPE base {_number(self.base)}"
+            if self.rope_type not in (None, "default"):
+                text += f" {self.rope_type}"
+            parts.append(text)
+            if self.rope_type == "proportional":
+                parts.append(f"{self.rotated_pairs} of {self.rotary_dim // 2} pairs turn")
+            elif self.rotary_dim != self.head_dim:
+                parts.append(f"rotary {self.rotary_dim} of {self.head_dim}")
+            parts.append(f"{self.convention}")
+            if not math.isclose(self.attention_factor, 1.0):
+                parts.append(f"cos/sin × {self.attention_factor:.4g}")
+        elif self.kind == "alibi":
+            parts.append("ALiBi")
+        else:
+            parts.append("NoPE")
+        if not math.isclose(self.softmax_scale_factor, 1.0):
+            parts.append(f"softmax scale × {self.softmax_scale_factor:.4g}")
+        if self.query_scale is not None:
+            parts.append(self.query_scale.describe())
+        if self.window is not None:
+            parts.append(f"window {_number(self.window)}")
+        if self.chunk is not None:
+            parts.append(f"chunk {_number(self.chunk)}")
+        if self.sinks:
+            parts.append("learned sinks")
+        return ", ".join(parts)
+
+
+def _number(value: float) -> str:
+    """``10 000``, ``1 000 000``, ``150 000``; non-integers as ``%g``."""
+    if float(value).is_integer():
+        return f"{int(value):,}".replace(",", " ")
+    return f"{value:g}"

@@ -1,0 +1,81 @@
+"""Temperature against length: the five logit multipliers models use, in one place.
+
+Every form multiplies attention logits by a factor that grows like the logarithm of a length, to
+keep the softmax from flattening as more keys compete (the "distracted attention" of long
+inputs). They differ in *which* length (the configured extension factor, or the query's own
+position) and in *where* the factor is applied (cos/sin, the softmax scale, the query).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .._validation import check_choice, check_factor, check_positions, check_positive
+from ..extension import yarn_attention_factor
+from ._plan import QueryScale
+
+__all__ = ["TEMPERATURE_FORMS", "logit_multiplier"]
+
+#: The forms :func:`logit_multiplier` knows.
+TEMPERATURE_FORMS: tuple[str, ...] = (
+    "yarn", "deepseek", "llama4", "llama_4_scaling_beta", "ssmax",
+)
+
+
+def logit_multiplier(
+    form: str,
+    positions: torch.Tensor,
+    *,
+    factor: float = 32.0,
+    mscale_all_dim: float = 1.0,
+    scale: float = 0.1,
+    floor: int = 8192,
+    ssmax_s: float = 0.43,
+) -> torch.Tensor:
+    """What a logit at query position ``p`` is multiplied by, for one of five forms.
+
+    * ``"yarn"``: cos and sin × ``a = 0.1·ln s + 1``, so a logit × ``a²`` (every position);
+    * ``"deepseek"``: the softmax scale × ``m² = (0.1·mscale_all_dim·ln s + 1)²`` (MLA,
+      both the RoPE and the no-RoPE part of the logit);
+    * ``"llama4"``: the query × ``1 + scale·ln(1 + ⌊(p+1)/floor⌋)`` (Llama 4's NoPE layers);
+    * ``"llama_4_scaling_beta"``: the query × ``1 + scale·ln(1 + ⌊p/floor⌋)`` (Ministral 3,
+      Mistral 4; every layer; ``floor`` = original context);
+    * ``"ssmax"``: Scalable-Softmax, logits × ``s·ln n`` with ``n = p + 1`` visible keys.
+
+    Parameters
+    ----------
+    form : str
+        One of :data:`TEMPERATURE_FORMS`.
+    positions : torch.Tensor
+        Query positions ``p >= 0``, shape ``(seq,)``.
+    factor : float
+        Extension factor ``s`` (>= 1) for ``"yarn"`` and ``"deepseek"``.
+    mscale_all_dim : float
+        DeepSeek's coefficient (> 0).
+    scale, floor : float, int
+        ``attn_scale`` / ``llama_4_scaling_beta`` and ``floor_scale`` / original context.
+    ssmax_s : float
+        Scalable-Softmax's per-head scale ``s`` (> 0).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(seq,)``, float64.
+    """
+    form = check_choice(form, "form", TEMPERATURE_FORMS)
+    p = check_positions(positions)
+    if bool((p < 0).any()):
+        raise ValueError("positions must be >= 0")
+    ones = torch.ones_like(p)
+    if form == "yarn":
+        return ones * yarn_attention_factor(check_factor(factor)) ** 2
+    if form == "deepseek":
+        s = check_factor(factor)
+        c = check_positive(mscale_all_dim, "mscale_all_dim")
+        m = 1.0 if s <= 1 else 0.1 * c * math.log(s) + 1.0
+        return ones * m * m
+    if form in ("llama4", "llama_4_scaling_beta"):
+        return QueryScale(form, check_positive(scale, "scale"), int(floor))(p)
+    return check_positive(ssmax_s, "ssmax_s") * torch.log(p + 1)

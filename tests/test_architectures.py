@@ -1,0 +1,559 @@
+"""The position inspector against the models' own code (transformers 5.25, tiny random models).
+
+For every supported ``model_type`` a tiny random model is built from its config class (CPU, a few
+layers, hidden size 64). Three checks:
+
+* its rotary embedding (per layer type) holds the plan's inverse frequencies and attention factor;
+* the q and k each layer hands to attention move, when every position id is shifted by ``o``,
+  exactly as the plan's rotation by ``o`` says (and not at all on NoPE layers): this fixes the
+  rotated block, its pairing and frequencies, and the per-layer kind, without reading the layer's
+  attributes;
+* the windows, chunks and query scale the plan names are those of the layers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+from transformers import AttentionInterface, AutoModel  # noqa: E402
+from transformers.masking_utils import AttentionMaskInterface, eager_mask  # noqa: E402
+
+from posenc_lib.architectures import (  # noqa: E402
+    SUPPORTED_MODEL_TYPES,
+    LayerPosition,
+    QueryScale,
+    collapse_ranges,
+    format_plan,
+    position_plan,
+    proportional_inv_freq,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_BASE = dict(vocab_size=97, hidden_size=64, intermediate_size=64, num_attention_heads=4,
+             num_key_value_heads=2, max_position_embeddings=512)
+_MOE = dict(num_local_experts=2, num_experts_per_tok=1)
+
+# model_type -> config kwargs of a tiny model that still shows the family's layer mix.
+TINY: dict[str, dict[str, Any]] = {
+    "llama": {**_BASE, "num_hidden_layers": 2,
+              "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+                                  "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                  "original_max_position_embeddings": 64}},
+    "mistral": {**_BASE, "num_hidden_layers": 2, "sliding_window": 8, "head_dim": 16},
+    "qwen2": {**_BASE, "num_hidden_layers": 3, "use_sliding_window": True, "sliding_window": 8,
+              "max_window_layers": 1,
+              "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4.0,
+                                  "original_max_position_embeddings": 128}},
+    "qwen3": {**_BASE, "num_hidden_layers": 2, "head_dim": 16,
+              "rope_parameters": {"rope_type": "default", "rope_theta": 5e6}},
+    "phi3": {**_BASE, "num_hidden_layers": 2, "original_max_position_embeddings": 64,
+             "pad_token_id": 0,
+             "rope_parameters": {"rope_type": "longrope", "rope_theta": 10000.0,
+                                 "partial_rotary_factor": 0.75,
+                                 "short_factor": [1.0 + 0.1 * i for i in range(6)],
+                                 "long_factor": [2.0 + i for i in range(6)]}},
+    "gpt_neox": {**_BASE, "num_hidden_layers": 2},
+    "gptj": {"vocab_size": 97, "n_embd": 64, "n_head": 2, "n_layer": 2, "rotary_dim": 8,
+             "n_positions": 512},
+    "glm": {**_BASE, "num_hidden_layers": 2, "head_dim": 16, "pad_token_id": 0},
+    "cohere": {**_BASE, "num_hidden_layers": 2, "pad_token_id": 0},
+    "olmo2": {**_BASE, "num_hidden_layers": 2},
+    "gemma2": {**_BASE, "num_hidden_layers": 4, "head_dim": 16, "sliding_window": 8,
+               "query_pre_attn_scalar": 16},
+    "gemma3_text": {**_BASE, "num_hidden_layers": 6, "head_dim": 16, "sliding_window": 8,
+                    "query_pre_attn_scalar": 16,
+                    "rope_parameters": {
+                        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                        "full_attention": {"rope_type": "linear", "rope_theta": 1e6,
+                                           "factor": 8.0}}},
+    "gemma4_text": {**_BASE, "num_hidden_layers": 6, "head_dim": 16, "global_head_dim": 32,
+                    "sliding_window": 8, "hidden_size_per_layer_input": 8,
+                    "vocab_size_per_layer_input": 97},
+    "cohere2": {**_BASE, "num_hidden_layers": 4, "head_dim": 16, "sliding_window": 8,
+                "pad_token_id": 0},
+    "llama4_text": {**_BASE, **_MOE, "num_hidden_layers": 4, "head_dim": 16,
+                    "intermediate_size_mlp": 64, "attention_chunk_size": 8, "floor_scale": 4,
+                    "attn_scale": 0.1, "pad_token_id": 0},
+    "smollm3": {**_BASE, "num_hidden_layers": 4, "pad_token_id": 0},
+    "olmo3": {**_BASE, "num_hidden_layers": 4, "sliding_window": 8,
+              "rope_parameters": {
+                  "sliding_attention": {"rope_type": "default", "rope_theta": 500000.0},
+                  "full_attention": {"rope_type": "yarn", "rope_theta": 500000.0, "factor": 8.0,
+                                     "original_max_position_embeddings": 64,
+                                     "attention_factor": 1.2079}}},
+    "gpt_oss": {**_BASE, **_MOE, "num_hidden_layers": 2, "head_dim": 16, "sliding_window": 8},
+    "deepseek_v3": {**_BASE, "num_hidden_layers": 2, "moe_intermediate_size": 32,
+                    "n_routed_experts": 2, "num_experts_per_tok": 1, "n_group": 1,
+                    "topk_group": 1, "first_k_dense_replace": 1, "kv_lora_rank": 16,
+                    "q_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
+                    "v_head_dim": 16, "num_key_value_heads": 4,
+                    "rope_parameters": {"rope_type": "yarn", "rope_theta": 10000.0,
+                                        "factor": 40.0, "original_max_position_embeddings": 64,
+                                        "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0,
+                                        "mscale_all_dim": 1.0}},
+    "ministral3": {**_BASE, "num_hidden_layers": 2, "head_dim": 16},
+    "deepseek_v2": {**_BASE, "num_hidden_layers": 2, "moe_intermediate_size": 32,
+                    "n_routed_experts": 2, "num_experts_per_tok": 1, "n_group": 1,
+                    "topk_group": 1, "first_k_dense_replace": 1, "kv_lora_rank": 16,
+                    "q_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
+                    "v_head_dim": 16, "num_key_value_heads": 4,
+                    "rope_parameters": {"rope_type": "yarn", "rope_theta": 10000.0,
+                                        "factor": 40.0, "original_max_position_embeddings": 64,
+                                        "mscale": 0.707, "mscale_all_dim": 0.707}},
+    "glm4": {**_BASE, "num_hidden_layers": 2, "head_dim": 16, "pad_token_id": 0},
+    "gemma": {**_BASE, "num_hidden_layers": 2, "head_dim": 16},
+    "glm4_moe": {**_BASE, "num_hidden_layers": 2, "head_dim": 16, "first_k_dense_replace": 1,
+                 "n_routed_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
+                 "n_group": 1, "topk_group": 1, "pad_token_id": 0},
+}
+ALIBI_TINY: dict[str, dict[str, Any]] = {
+    "bloom": {"vocab_size": 97, "hidden_size": 48, "n_head": 6, "n_layer": 2},
+    "mpt": {"vocab_size": 97, "d_model": 48, "n_heads": 6, "n_layers": 2},
+}
+
+CAPTURED: list[tuple[int, torch.Tensor, torch.Tensor, float]] = []
+MASKS: list[tuple[int, torch.Tensor]] = []
+
+
+def _capture(module, query, key, value, attention_mask, **kwargs):  # type: ignore[no-untyped-def]
+    """Record the q and k a layer hands to attention, then run the model's own eager attention."""
+    CAPTURED.append((int(module.layer_idx), query.detach().clone(), key.detach().clone(),
+                     float(kwargs.get("scaling") or 0.0)))
+    MASKS.append((int(module.layer_idx), attention_mask))
+    eager = importlib.import_module(type(module).__module__).eager_attention_forward
+    return eager(module, query, key, value, attention_mask, **kwargs)
+
+
+AttentionInterface.register("posenc_test_capture", _capture)
+# A custom attention without a mask function of its own gets no mask at all: give it the eager one.
+AttentionMaskInterface.register("posenc_test_capture", eager_mask)
+
+
+def _config(model_type: str, kwargs: dict[str, Any]) -> Any:
+    return transformers.CONFIG_MAPPING[model_type](**json.loads(json.dumps(kwargs)))
+
+
+def _model(config: Any) -> Any:
+    torch.manual_seed(0)
+    model = AutoModel.from_config(config, attn_implementation="posenc_test_capture")
+    return model.eval()
+
+
+@functools.cache
+def _tiny(model_type: str) -> tuple[Any, Any]:
+    """One tiny model per type, shared by the tests (none of them changes it for good)."""
+    config = _config(model_type, TINY[model_type])
+    return config, _model(config)
+
+
+def _run(model: Any, positions: torch.Tensor) -> dict[int, tuple[torch.Tensor, ...]]:
+    CAPTURED.clear()
+    MASKS.clear()
+    ids = torch.arange(positions.shape[0]).remainder(97)[None] + 1
+    with torch.no_grad():
+        model(input_ids=ids, position_ids=positions[None], attention_mask=torch.ones_like(ids),
+              use_cache=False)
+    return {layer: (q, k, s) for layer, q, k, s in CAPTURED}
+
+
+def _rotary_tables(model: Any) -> dict[str | None, tuple[torch.Tensor, float]]:
+    """Inverse frequencies and attention factor of the model's rotary embedding, per layer type."""
+    rotary = model.rotary_emb
+    if hasattr(rotary, "embed_positions"):  # GPT-J: a sin/cos table; row 1 holds the frequencies
+        sin, cos = rotary.embed_positions[1].double().chunk(2)
+        return {None: (torch.atan2(sin, cos), 1.0)}
+    if hasattr(rotary, "inv_freq"):
+        return {None: (rotary.inv_freq, float(getattr(rotary, "attention_scaling", 1.0)))}
+    return {
+        lt: (getattr(rotary, f"{lt}_inv_freq"), float(getattr(rotary, f"{lt}_attention_scaling")))
+        for lt in rotary.layer_types
+    }
+
+
+@pytest.mark.parametrize("model_type", sorted(TINY))
+def test_plan_matches_rotary_embedding(model_type: str) -> None:
+    config, model = _tiny(model_type)
+    plan = position_plan(config)
+    assert len(plan) == config.num_hidden_layers
+    tables = _rotary_tables(model)
+    rope_layers = [e for e in plan if e.kind == "rope"]
+    assert rope_layers
+    for entry in rope_layers:
+        inv_freq, factor = tables[entry.layer_type if len(tables) > 1 else None]
+        assert entry.inv_freq is not None and entry.inv_freq.dtype == torch.float64
+        torch.testing.assert_close(entry.inv_freq.float(), inv_freq.float(), rtol=2e-6, atol=0)
+        assert entry.rotary_dim == 2 * inv_freq.shape[0]
+        assert math.isclose(entry.attention_factor, factor, rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("model_type", sorted(TINY))
+def test_plan_reproduces_what_each_layer_does_to_q_and_k(model_type: str) -> None:
+    config, model = _tiny(model_type)
+    plan = position_plan(config)
+    seq = 12
+    base = _run(model, torch.arange(seq))
+    assert sorted(base) == list(range(config.num_hidden_layers))
+    kinds = set()
+    # Phi-3's LongRoPE switches to its long factors once a position passes the original 64.
+    for offset in (5, 37, 50) if model_type == "phi3" else (5, 37, 300):
+        shifted = _run(model, torch.arange(seq) + offset)
+        for entry in plan:
+            q0, k0, _ = base[entry.layer]
+            q1, k1, _ = shifted[entry.layer]
+            turn = dataclasses.replace(entry, attention_factor=1.0)
+            if model_type == "deepseek_v3":
+                # DeepSeek de-interleaves its pairs before rotating: the q and k it hands to
+                # attention are in the half layout (test_deepseek_interleave checks the map).
+                turn = dataclasses.replace(turn, convention="half")
+            shift = torch.full((seq,), float(offset))
+            torch.testing.assert_close(q1, turn.rotate(q0, shift), rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(k1, turn.rotate(k0, shift), rtol=1e-4, atol=1e-4)
+            kinds.add(entry.kind)
+            if entry.kind == "rope" and entry.rotated_pairs:
+                # the check has teeth: the layer's q really moved
+                assert not torch.allclose(q1, q0, atol=1e-3)
+    assert kinds == {e.kind for e in plan}
+
+
+@pytest.mark.parametrize("model_type", sorted(TINY))
+def test_windows_chunks_and_sinks_match_the_layers(model_type: str) -> None:
+    config, model = _tiny(model_type)
+    plan = position_plan(config)
+    layers = getattr(model, "layers", None) or getattr(model, "h", None)
+    for entry, layer in zip(plan, layers, strict=True):
+        attn = getattr(layer, "self_attn", None) or getattr(layer, "attention", None) or layer.attn
+        window = getattr(attn, "sliding_window", None)
+        if window is None and model_type in ("mistral", "phi3", "ministral3"):
+            window = config.sliding_window  # passed to attention from the config
+        assert entry.window == window, entry
+        if model_type == "llama4_text":
+            assert entry.chunk == (config.attention_chunk_size if attn.use_rope else None)
+            assert entry.kind == ("rope" if attn.use_rope else "nope")
+        assert entry.sinks == hasattr(attn, "sinks")
+
+
+def test_llama4_query_scale_is_the_model_s() -> None:
+    """On NoPE layers Llama 4 multiplies q by log1p(floor((p+1)/floor_scale))·attn_scale + 1."""
+    config, model = _tiny("llama4_text")
+    plan = position_plan(config)
+    nope = [e for e in plan if e.kind == "nope"]
+    assert [e.layer for e in nope] == [3] and nope[0].query_scale is not None
+    for layer in model.layers:
+        layer.self_attn.attn_temperature_tuning = False
+    plain = _run(model, torch.arange(20))[3][0]
+    for layer in model.layers:
+        layer.self_attn.attn_temperature_tuning = True
+    tuned = _run(model, torch.arange(20))[3][0]
+    scale = nope[0].query_scale(torch.arange(20)).float()
+    torch.testing.assert_close(tuned, plain * scale[:, None], rtol=1e-5, atol=1e-6)
+    assert scale[3] == 2 * 0 + 1 + 0.1 * math.log(2) and scale[2] == 1.0  # floor_scale 4
+
+
+def test_deepseek_softmax_scale_is_m_squared() -> None:
+    config, model = _tiny("deepseek_v3")
+    entry = position_plan(config)[0]
+    scaling = _run(model, torch.arange(4))[0][2]
+    m = 0.1 * math.log(40) + 1
+    assert math.isclose(entry.softmax_scale_factor, m * m)
+    assert math.isclose(scaling, (16 + 8) ** -0.5 * entry.softmax_scale_factor, rel_tol=1e-6)
+    assert entry.rotary_offset == 16 and entry.rotary_dim == 8 and entry.head_dim == 24
+
+
+def test_deepseek_interleave() -> None:
+    """rope_interleave: pairs (2i, 2i+1) of the projection, rotated, then laid out half-style."""
+    from transformers.models.deepseek_v3 import modeling_deepseek_v3 as ds
+
+    from posenc_lib import interleaved_to_half_permutation
+
+    config = _config("deepseek_v3", TINY["deepseek_v3"])
+    model = _model(config)
+    entry = position_plan(config)[0]
+    positions = torch.tensor([0, 3, 17, 250])
+    cos, sin = model.rotary_emb(torch.zeros(1), positions[None])
+    q = torch.randn(1, 2, 4, 8, generator=torch.Generator().manual_seed(1))
+    hf_q, _ = ds.apply_rotary_pos_emb_interleave(q, q, cos, sin)
+    padded = torch.cat((torch.zeros(1, 2, 4, 16), q), dim=-1)  # the 16 no-RoPE features first
+    ours = entry.rotate(padded, positions)[..., 16:]
+    perm = interleaved_to_half_permutation(8)
+    torch.testing.assert_close(hf_q, ours[..., perm], rtol=1e-5, atol=1e-6)
+
+
+def test_longrope_long_factors_past_the_original_length() -> None:
+    config = _config("phi3", TINY["phi3"])
+    model = _model(config)
+    short = position_plan(config)[0]
+    long_ = position_plan(config, seq_len=65)[0]
+    _run(model, torch.arange(70))  # the model switches when a position passes 64
+    assert short.inv_freq is not None and long_.inv_freq is not None
+    torch.testing.assert_close(long_.inv_freq.float(), model.rotary_emb.inv_freq, rtol=2e-6, atol=0)
+    assert not torch.allclose(short.inv_freq, long_.inv_freq)
+    assert short.rotary_dim == 12 and short.head_dim == 16
+
+
+@pytest.mark.parametrize("model_type", sorted(ALIBI_TINY))
+def test_alibi_plans_carry_the_model_s_slopes(model_type: str) -> None:
+    config = _config(model_type, ALIBI_TINY[model_type])
+    plan = position_plan(config)
+    assert {e.kind for e in plan} == {"alibi"} and len(plan) == 2
+    if model_type == "bloom":
+        from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+
+        hf = build_alibi_tensor(torch.ones(1, 2), 6, torch.float32)[:, 0, 1]  # position 1: slope
+    else:
+        from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
+
+        table = build_mpt_alibi_tensor(6, 2)  # (heads, 1, seq): m·(j − (seq − 1))
+        hf = table[:, 0, 1] - table[:, 0, 0]
+    assert plan[0].alibi_slopes is not None
+    torch.testing.assert_close(plan[0].alibi_slopes.float(), hf.flatten(), rtol=1e-6, atol=0)
+
+
+def test_every_supported_type_is_checked() -> None:
+    wrappers = {"gemma3", "gemma4", "llama4"}
+    untested = set(SUPPORTED_MODEL_TYPES) - set(TINY) - set(ALIBI_TINY) - wrappers
+    assert not untested, untested
+
+
+def test_unknown_model_type_is_named() -> None:
+    with pytest.raises(ValueError, match="'bert'"):
+        position_plan({"model_type": "bert", "num_hidden_layers": 2})
+    with pytest.raises(TypeError, match="config"):
+        position_plan(["llama"])
+
+
+def test_no_rope_layers_one_means_rope_is_applied() -> None:
+    """The flag users misread: in no_rope_layers, 1 marks a layer that DOES use RoPE."""
+    cfg = {"model_type": "smollm3", "num_hidden_layers": 4, "hidden_size": 64,
+           "num_attention_heads": 4, "no_rope_layers": [0, 1, 1, 1]}
+    assert [e.kind for e in position_plan(cfg)] == ["nope", "rope", "rope", "rope"]
+
+
+def test_proportional_is_not_partial() -> None:
+    """Gemma 4's proportional RoPE keeps the whole-head exponents and zeroes the low frequencies."""
+    prop = proportional_inv_freq(64, 1e6, 0.25)
+    assert int((prop != 0).sum()) == 8 and math.isclose(float(prop[1]), 1e6 ** (-2 / 64))
+    from posenc_lib import rope_inv_freq
+
+    partial = rope_inv_freq(16, 1e6)  # NeoX partial: 8 pairs spread over 16 features
+    assert not torch.allclose(prop[:8], partial)
+    torch.testing.assert_close(prop[:8], rope_inv_freq(64, 1e6)[:8])
+
+
+def test_collapse_ranges_and_table() -> None:
+    assert collapse_ranges([0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12]) == "0–4, 6–10, 12"
+    assert collapse_ranges([]) == ""
+    assert collapse_ranges(list(range(1, 24, 2))) == "1, 3, …, 23 (every 2nd)"
+    sliding = [i for i in range(48) if (i + 1) % 6]
+    assert collapse_ranges(sliding) == "0–4, 6–10, …, 42–46"
+    assert collapse_ranges(sliding, max_runs=None).count("–") == 8
+    config = {"model_type": "gemma3_text", "num_hidden_layers": 12, "head_dim": 256,
+              "sliding_window": 1024, "rope_theta": 1e6, "rope_local_base_freq": 1e4,
+              "rope_scaling": {"rope_type": "linear", "factor": 8.0}}
+    text = format_plan(position_plan(config))
+    assert text.splitlines() == [
+        "layers 0–4, 6–10  RoPE base 10 000, half, window 1 024",
+        "layers 5, 11      RoPE base 1 000 000 linear, half",
+    ]
+
+
+def test_query_scale_forms() -> None:
+    beta = QueryScale("llama_4_scaling_beta", 0.1, 16384)
+    values = beta(torch.tensor([0.0, 16383.0, 16384.0]))
+    torch.testing.assert_close(values, torch.tensor([1.0, 1.0, 1 + 0.1 * math.log(2)],
+                                                    dtype=torch.float64))
+    with pytest.raises(ValueError, match="form"):
+        QueryScale("yarn", 0.1, 10)
+
+
+def test_layer_position_rejects_bad_input() -> None:
+    entry = position_plan({"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 64,
+                           "num_attention_heads": 4})[0]
+    assert isinstance(entry, LayerPosition)
+    with pytest.raises(ValueError, match="head_dim"):
+        entry.rotate(torch.zeros(3, 8))
+    with pytest.raises(ValueError, match="kind"):
+        LayerPosition(layer=0, kind="learned", layer_type="full_attention", head_dim=8)
+
+
+def test_cli_prints_the_plan(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "cohere2", "num_hidden_layers": 8, "head_dim": 128,
+                                "sliding_window": 4096, "rope_theta": 50000.0}))
+    out = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(path)],
+                         capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout
+    assert "layers 0–2, 4–6  RoPE base 50 000, interleaved, window 4 096" in out
+    assert "layers 3, 7" in out and "NoPE" in out
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 2}))
+    run = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(bad)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert run.returncode == 2 and "'bert'" in run.stderr
+
+
+# --- presets and the transformers 5 config blocks -------------------------------------------------
+
+from posenc_lib.hf import (  # noqa: E402
+    hf_nested_rope_parameters,
+    hf_proportional_rope_parameters,
+    hf_rope_parameters,
+)
+from posenc_lib.presets import MODERN_PRESETS, PRESET_CONFIGS, ROPE_PRESETS  # noqa: E402
+
+ALL_PRESETS = {**ROPE_PRESETS, **MODERN_PRESETS}
+
+
+def test_every_preset_has_a_config() -> None:
+    assert set(PRESET_CONFIGS) == set(ALL_PRESETS)
+    assert set(MODERN_PRESETS) - set(ROPE_PRESETS) == {"Llama 4 Scout (RoPE layers)"}
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_CONFIGS))
+def test_the_inspector_reads_every_preset(name: str) -> None:
+    """The plan's extended layers carry exactly the preset's spectrum and attention factor."""
+    preset = ALL_PRESETS[name]
+    plan = position_plan(PRESET_CONFIGS[name])
+    inv_freq, factor = preset.rope()
+    extended = [e for e in plan if e.kind == "rope" and e.inv_freq is not None
+                and e.inv_freq.shape == inv_freq.shape and torch.allclose(e.inv_freq, inv_freq)]
+    assert extended, format_plan(plan)
+    assert all(math.isclose(e.attention_factor, factor) for e in extended)
+    assert all(e.rotary_dim == preset.rotary_dim for e in extended)
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_CONFIGS))
+def test_preset_configs_load_into_transformers(name: str) -> None:
+    """The same dicts, loaded by transformers' own config class, give the same plan."""
+    raw = PRESET_CONFIGS[name]
+    cfg = raw.get("text_config", raw)
+    model_type = cfg["model_type"]
+    config = transformers.CONFIG_MAPPING[model_type](**json.loads(json.dumps(cfg)))
+    ours, theirs = position_plan(raw), position_plan(config)
+    assert [e.describe() for e in ours] == [e.describe() for e in theirs]
+    for a, b in zip(ours, theirs, strict=True):
+        if a.inv_freq is not None:
+            assert b.inv_freq is not None
+            torch.testing.assert_close(a.inv_freq, b.inv_freq)
+
+
+def test_scout_llama3_with_equal_factors_matches_transformers() -> None:
+    """Llama 4 Scout writes low_freq_factor = high_freq_factor = 1: no smooth band."""
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    raw = PRESET_CONFIGS["Llama 4 Scout (RoPE layers)"]["text_config"]
+    config = transformers.CONFIG_MAPPING["llama4_text"](**json.loads(json.dumps(raw)))
+    hf, _ = ROPE_INIT_FUNCTIONS["llama3"](config)
+    ours = MODERN_PRESETS["Llama 4 Scout (RoPE layers)"].rope()[0]
+    torch.testing.assert_close(ours.float(), hf, rtol=2e-6, atol=0)
+    base = 500000.0 ** -(torch.arange(0, 128, 2, dtype=torch.float64) / 128)
+    unchanged = (ours == base).sum().item()
+    assert 0 < unchanged < 64 and torch.allclose(ours[unchanged:], base[unchanged:] / 16)
+
+
+def test_nested_and_proportional_blocks_drive_transformers_models() -> None:
+    """hf.py's nested per-layer block with a proportional global type, run by Gemma 4's code."""
+    rope = hf_nested_rope_parameters({
+        "sliding_attention": hf_rope_parameters("none", dim=16, base=10000.0),
+        "full_attention": hf_proportional_rope_parameters(base=1e6, partial_rotary_factor=0.25),
+    })
+    kwargs = {**TINY["gemma4_text"], "rope_parameters": rope}
+    config = _config("gemma4_text", kwargs)
+    model = _model(config)
+    plan = position_plan(config)
+    tables = _rotary_tables(model)
+    full = next(e for e in plan if e.layer_type == "full_attention")
+    assert full.rope_type == "proportional" and full.rotated_pairs == 4  # 0.25 of 32/2 pairs
+    torch.testing.assert_close(full.inv_freq.float(), tables["full_attention"][0], rtol=2e-6,
+                               atol=0)
+    torch.testing.assert_close(full.inv_freq, proportional_inv_freq(32, 1e6, 0.25))
+    with pytest.raises(ValueError, match="rope_type"):
+        hf_nested_rope_parameters({"full_attention": {"rope_type": "ntk", "rope_theta": 1e4}})
+    with pytest.raises(TypeError, match="per_layer_type"):
+        hf_nested_rope_parameters({})
+    with pytest.raises(ValueError, match="partial_rotary_factor"):
+        hf_proportional_rope_parameters(partial_rotary_factor=1.5)
+
+
+def test_gemma3_nested_block_from_hf_py() -> None:
+    rope = hf_nested_rope_parameters({
+        "sliding_attention": hf_rope_parameters("none", dim=16, base=10000.0),
+        "full_attention": hf_rope_parameters("pi", dim=16, base=1e6, factor=8.0),
+    })
+    config = _config("gemma3_text", {**TINY["gemma3_text"], "rope_parameters": rope})
+    model = _model(config)
+    tables = _rotary_tables(model)
+    for entry in position_plan(config):
+        torch.testing.assert_close(entry.inv_freq.float(), tables[entry.layer_type][0],
+                                   rtol=2e-6, atol=0)
+    assert {e.base for e in position_plan(config)} == {1e4, 1e6}
+
+
+
+@pytest.mark.parametrize("model_type", sorted(TINY))
+def test_windows_and_chunks_are_the_model_s_masks(model_type: str) -> None:
+    """Each layer's mask, as the model builds it, lets exactly the plan's keys through."""
+    config, model = _tiny(model_type)
+    seq = 20
+    _run(model, torch.arange(seq))
+    masks = {layer: mask for layer, mask in MASKS}
+    for entry in position_plan(config):
+        mask = masks[entry.layer]
+        mask = mask[0, 0] if mask.dim() == 4 else mask
+        visible = mask if mask.dtype == torch.bool else mask == 0
+        assert torch.equal(visible, entry.visible_keys(seq)), entry.describe()
+
+
+# --- the chapter's figures ------------------------------------------------------------------------
+
+
+def test_chapter_figures_are_small_titled_and_checked() -> None:
+    from posenc_lib.viz._style import PAPER
+    from posenc_lib.viz.architectures import (
+        frequency_selection_figure,
+        layer_map_figure,
+        temperature_figure,
+    )
+
+    plans = {name: position_plan(cfg) for name, cfg in PRESET_CONFIGS.items()}
+    figures = [layer_map_figure(plans), frequency_selection_figure(), temperature_figure()]
+    for fig in figures:
+        assert fig.layout.template.layout.paper_bgcolor == PAPER and fig.layout.title.text
+        assert len(fig.to_json()) < 330_000
+    heat = figures[0].data[0]
+    assert heat.z.shape == (len(plans), 61)  # DeepSeek-V3's 61 layers set the width
+    prop, neox = figures[1].data[0].y, figures[1].data[1].y
+    assert len(prop) == len(neox) == 64 and prop[-1] > 0.03 > 1e-5 > neox[-1]
+    with pytest.raises(ValueError, match="proportion"):
+        frequency_selection_figure(proportion=0.001)
+    with pytest.raises(TypeError, match="plans"):
+        layer_map_figure({})
+    with pytest.raises(ValueError, match="max_position"):
+        temperature_figure(max_position=1)
+
+
+def test_logit_multiplier_forms() -> None:
+    from posenc_lib.architectures import TEMPERATURE_FORMS, logit_multiplier
+
+    p = torch.tensor([0.0, 8191.0, 4095.0])
+    assert logit_multiplier("llama4", p, floor=8192).tolist()[:2] == [1.0, 1 + 0.1 * math.log(2)]
+    assert math.isclose(logit_multiplier("ssmax", p, ssmax_s=1 / math.log(4096))[2], 1.0)
+    assert math.isclose(logit_multiplier("deepseek", p, factor=40.0)[0],
+                        (0.1 * math.log(40) + 1) ** 2)
+    assert len(TEMPERATURE_FORMS) == 5
+    with pytest.raises(ValueError, match="form"):
+        logit_multiplier("alibi", p)
+    with pytest.raises(ValueError, match="positions"):
+        logit_multiplier("ssmax", torch.tensor([-1.0]))
