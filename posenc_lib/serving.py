@@ -8,8 +8,8 @@ Chapter 12's library. Each function is the one-line rule a serving or training s
   every document and a query sees only the earlier tokens of its own document;
 - :func:`sliding_window_mask` — a window of ``W`` keys *includes* the query's own key
   (Hugging Face's ``kv > q − W``);
-- :func:`rerotate_keys` — a RoPE key cached at position ``p`` becomes the key at ``p + shift`` by one
-  more rotation (llama.cpp's K-shift, StreamingLLM's positions within the cache);
+- :func:`rerotate_keys` — a RoPE key cached at position ``p`` becomes the key at ``p + shift`` by
+  one more rotation (llama.cpp's K-shift, StreamingLLM's positions within the cache);
 - :func:`sink_softmax` — gpt-oss's learned attention sinks: one extra logit per head in the
   softmax, dropped afterwards, so a query's weights may sum to less than one.
 """
