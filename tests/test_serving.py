@@ -183,3 +183,31 @@ def test_sink_softmax_rejects_bad_sinks() -> None:
         sink_softmax(logits, torch.tensor([0.0, float("nan")]))
     with pytest.raises(TypeError, match="sink_logits"):
         sink_softmax(logits, [0.0, 0.0])
+
+
+def test_mask_gallery_steps_are_the_library_masks() -> None:
+    from posenc_lib.viz.serving import serving_masks_figure
+
+    fig = serving_masks_figure((4, 3, 5), n_pad=3, windows=(2, 4))
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == ["causal", "left pad 3", "packed", "window 2", "window 4"]
+    packed = torch.tensor(steps[2].args[0]["z"][0]).bool()
+    assert torch.equal(packed, packed_causal_mask([4, 3, 5]))
+    window = torch.tensor(steps[4].args[0]["z"][0]).bool()
+    assert torch.equal(window, sliding_window_mask(12, 4))
+    padded = torch.tensor(steps[1].args[0]["z"][0]).bool()
+    assert not padded[:, :3].any() and bool(padded[3:, 3:].equal(packed_causal_mask([9])))
+    assert fig.layout.title.text.startswith("Who may attend")
+
+
+def test_mask_gallery_rejects_bad_arguments() -> None:
+    from posenc_lib.viz.serving import serving_masks_figure
+
+    with pytest.raises(ValueError, match="lengths"):
+        serving_masks_figure((40, 30))
+    with pytest.raises(ValueError, match="n_pad"):
+        serving_masks_figure((4, 3), n_pad=7)
+    with pytest.raises(ValueError, match="windows"):
+        serving_masks_figure(windows=(0,))
+    with pytest.raises(TypeError, match="lengths"):
+        serving_masks_figure(None)
