@@ -45,7 +45,8 @@ def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     """Position ids of a padded batch: the number of real tokens before each token.
 
     ``attention_mask.cumsum(-1) − 1`` on real tokens, as Hugging Face's ``generate`` computes them;
-    padding slots get 1 (any valid index would do: they are masked out), again as ``generate`` does.
+    padding slots get 0, as ``generate`` gives them in transformers 5 (any valid index would do:
+    they are masked out).
     The result does not depend on which side the padding is on: a row's real tokens are numbered
     ``0, 1, 2 …`` in order.
 
@@ -77,7 +78,7 @@ def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     if not bool(((mask == 0) | (mask == 1)).all()):
         raise ValueError("attention_mask must hold only 0 and 1")
     positions = mask.cumsum(-1) - 1
-    return positions.masked_fill(mask == 0, 1)
+    return positions.masked_fill(mask == 0, 0)
 
 
 def _lengths(lengths: object) -> list[int]:
@@ -162,6 +163,8 @@ def sliding_window_mask(seq_len: int, window: int) -> torch.Tensor:
 
     ``window`` counts keys *including the query's own*, as Hugging Face's masks do
     (``kv_idx > q_idx − sliding_window``); a query therefore sees ``min(i + 1, window)`` keys.
+    The other convention in circulation, ``i − window <= j <= i`` (``window + 1`` keys, as in
+    Mistral's original reference code), is ``sliding_window_mask(seq_len, window + 1)``.
 
     Parameters
     ----------
@@ -204,7 +207,9 @@ def rerotate_keys(
     shift`` — because rotations by the *same* frequencies compose: ``R(shift·θ)·R(p·θ) = R((p +
     shift)·θ)``. That is llama.cpp's K-shift after it evicts cached tokens (``shift < 0``). It holds
     only while the frequencies ``θᵢ`` stay the same: when a method changes them with the length
-    (dynamic NTK, LongRoPE's short/long switch) a shift is not enough.
+    (dynamic NTK, LongRoPE's short/long switch) a shift is not enough. It moves *positions*
+    exactly; in every layer but the first, a cached key's content still remembers tokens that were
+    evicted, so a shifted cache is not a recomputation of the shortened text.
 
     Parameters
     ----------

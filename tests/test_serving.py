@@ -31,7 +31,7 @@ def test_position_ids_count_real_tokens(rows: list[list[int]]) -> None:
     for b in range(mask.shape[0]):
         real = mask[b].bool()
         assert ids[b][real].tolist() == list(range(int(real.sum())))
-        assert bool((ids[b][~real] == 1).all())
+        assert bool((ids[b][~real] == 0).all())
 
 
 def test_position_ids_do_not_depend_on_the_padding_side() -> None:
