@@ -37,6 +37,7 @@ MODULES = [
     "posenc_lib.architectures",
     "posenc_lib.extension",
     "posenc_lib.long_context",
+    "posenc_lib.serving",
     "posenc_lib.viz.alibi",
     "posenc_lib.viz.long_context",
     "posenc_lib.viz.attention",
@@ -68,7 +69,7 @@ INT_PARAMS = {
     "count", "dim", "first", "head_dim", "hidden", "k_len", "last", "m", "max_distance",
     "max_len", "max_offset", "max_position", "n", "n_heads", "n_kv_heads", "n_layers",
     "n_samples", "n_terms", "order_index", "original_max_position", "q_len", "rotary_dim",
-    "seed", "seq_len", "train_len",
+    "seed", "seq_len", "train_len", "window",
     # the lab
     "batch", "context", "d_ff", "d_model", "layer", "length", "shown", "train_length",
 }
@@ -84,7 +85,7 @@ REQUIRED: dict[str, Any] = {
     "k": torch.zeros(2, 4, 8), "v": torch.zeros(2, 4, 8), "table": torch.zeros(4, 8),
     "inv_freq": torch.ones(4), "weights": torch.ones(4, 4) / 4, "tokens": list("abcd"),
     "w": torch.zeros(8, 8), "reference": torch.zeros(4, 8), "query": torch.zeros(2, 8),
-    "matrix": torch.eye(8), "z": 1 + 0j, "order": [1, 0], "lengths": [4, 8],
+    "matrix": torch.eye(8), "z": 1 + 0j, "order": [1, 0], "lengths": [4, 8], "window": 2,
     "encoding": lambda n, d: torch.zeros(n, d),
     "head_dim": 8, "partial_rotary_factor": 0.5, "rotary_dim": 4,
 }
