@@ -63,6 +63,7 @@ __all__ = [
 ]
 
 CONVENTIONS = ("half", "interleaved", "complex")
+_INDEX_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
 
 
 def rope_inv_freq(dim: int, base: float = 10000.0) -> torch.Tensor:
@@ -734,13 +735,17 @@ class RotaryEmbedding(nn.Module):
                 return self._build(span, device, dtype)
             table = self._table(offset + seq, device, dtype)
             return tuple(t[offset : offset + seq] for t in table)
-        if seq == 0:
+        if seq == 0 or self._grad_path():
             return self._build(positions, device, dtype)
-        # One read of three scalars decides between indexing and computing the rows.
-        lo, hi, fractional = torch.stack(
-            (positions.min(), positions.max(), (positions != positions.round()).any().double())
-        ).tolist()
-        if self._grad_path() or lo < 0 or fractional:
+        # One read of a few scalars decides between indexing and computing the rows.
+        if positions.is_floating_point():
+            lo, hi, fractional = torch.stack(
+                (positions.min(), positions.max(), (positions != positions.round()).any().double())
+            ).tolist()
+        else:  # integer positions are whole numbers already
+            lo, hi = (int(v) for v in torch.aminmax(positions))
+            fractional = False
+        if lo < 0 or fractional:
             return self._build(positions, device, dtype)
         table = self._table(int(hi) + 1, device, dtype)
         index = positions.to(device=table[0].device, dtype=torch.long)
@@ -845,7 +850,12 @@ class RotaryEmbedding(nn.Module):
         if positions is not None:
             if offset != 0:
                 raise ValueError("give either positions or offset, not both")
-            positions = check_positions(positions, seq)
+            if isinstance(positions, torch.Tensor) and positions.dtype in _INDEX_DTYPES and (
+                positions.shape == (seq,)
+            ):
+                pass  # integers are finite: they index the table as they are
+            else:
+                positions = check_positions(positions, seq)
         else:
             check_size(("offset + seq", offset + seq), ("dim", self.dim), what="the table")
         tables = self._rows(positions, offset, seq, q.device, self._work_dtype_for(q.dtype))
