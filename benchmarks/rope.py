@@ -5,7 +5,15 @@ both q and k, as a layer does. Printed: the median over repeats, and two ratios:
 Face's ``apply_rotary_pos_emb`` with its cached cos/sin (target: the cached path <= 1.0) and
 against ``clone()`` of q and k, the memory-bound floor (target: within 3x).
 
-Run: ``.venv/bin/python benchmarks/rope.py [--repeats N] [--seq S] [--threads T]``.
+Then a **decode loop**, as generation runs it: one token at a time for 4 096 steps, q and k of
+shape ``(1, heads, 1, head_dim)`` at position ``t``. Hugging Face computes cos/sin with
+``LlamaRotaryEmbedding(x, position_ids)`` at every step (as ``LlamaModel.forward`` does) and
+rotates with ``apply_rotary_pos_emb``; ``RotaryEmbedding`` indexes its one growing table, either by
+``offset=t`` (Meta's ``start_pos`` slice) or by an explicit ``positions`` tensor. Printed per
+variant: table builds per step over the whole loop and after a warm-up (a first loop of the same
+length), and the median time per step as a ratio to Hugging Face's.
+
+Run: ``.venv/bin/python benchmarks/rope.py [--repeats N] [--seq S] [--threads T] [--steps N]``.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: leave default)")
+    parser.add_argument("--steps", type=int, default=4096, help="decode steps (one token each)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -109,6 +118,69 @@ def main() -> None:
             f"{name:<44} median {seconds * 1e3:8.2f} ms   "
             f"vs HF {seconds / hf:5.2f}x   vs clone {seconds / floor:5.2f}x"
         )
+    decode(args.heads, args.dim, args.steps, config)
+
+
+class _CountingRotary:
+    """Counts calls of Hugging Face's rotary module: each call computes a cos/sin table."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        self.module, self.builds = module, 0
+
+    def __call__(self, x: torch.Tensor, position_ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        self.builds += 1
+        return self.module(x, position_ids)
+
+
+def decode(heads: int, dim: int, steps: int, config: object) -> None:
+    """One token per step for ``steps`` steps: table builds per step and time per step."""
+    from transformers.models.llama.modeling_llama import (
+        LlamaRotaryEmbedding,
+        apply_rotary_pos_emb,
+    )
+
+    q, k = torch.randn(2, 1, heads, 1, dim)
+    hf_rope = _CountingRotary(LlamaRotaryEmbedding(config))
+    ours_offset, ours_positions = RotaryEmbedding(dim), RotaryEmbedding(dim)
+    step_ids = [torch.tensor([[t]]) for t in range(steps)]  # built outside the timed region
+    step_positions = [ids[0] for ids in step_ids]
+
+    def hf_step(t: int) -> object:
+        cos, sin = hf_rope(q, step_ids[t])
+        return apply_rotary_pos_emb(q, k, cos, sin)
+
+    variants: dict[str, tuple[Callable[[int], object], Callable[[], int]]] = {
+        "HF LlamaRotaryEmbedding + apply_rotary_pos_emb": (hf_step, lambda: hf_rope.builds),
+        "RotaryEmbedding, offset=t": (
+            lambda t: ours_offset(q, k, offset=t), lambda: ours_offset.table_builds),
+        "RotaryEmbedding, positions=tensor([t])": (
+            lambda t: ours_positions(q, k, step_positions[t]), lambda: ours_positions.table_builds),
+    }
+    rows = []
+    for name, (step, builds) in variants.items():
+        before = builds()
+        for t in range(steps):  # the first generation: tables grow here
+            step(t)
+        first = builds() - before
+        times = []
+        for t in range(steps):  # a second generation of the same length, timed
+            start = time.perf_counter()
+            step(t)
+            times.append(time.perf_counter() - start)
+        again = builds() - before - first
+        rows.append((name, first, again, statistics.median(times)))
+    # Same answers: every variant's last step against a float64 rotation.
+    exact = apply_rope_half(q.double(), torch.tensor([steps - 1]))
+    for name, (step, _) in variants.items():
+        err = (step(steps - 1)[0].double() - exact).abs().max().item()  # type: ignore[index]
+        assert err < 1e-3, (name, err)
+    hf_time = rows[0][3]
+    print(f"\ndecode: {steps} steps of one token, q and k (1, {heads}, 1, {dim}) float32")
+    print(f"{'variant':<48} {'table builds':>18} {'after warm-up':>14} {'time/step':>10} vs HF")
+    for name, first, again, seconds in rows:
+        print(f"{name:<48} {first:5d} ({first / steps:.4f}/step) "
+              f"{again:5d} ({again / steps:.0f}/step) "
+              f"{seconds * 1e6:8.1f}us {seconds / hf_time:5.2f}x")
 
 
 if __name__ == "__main__":

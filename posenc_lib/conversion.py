@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import torch
 
@@ -33,6 +33,8 @@ from posenc_lib.rope import (
     apply_rope_half,
     apply_rope_interleaved,
     interleaved_to_half_permutation,
+    rope_angles,
+    rope_inv_freq,
 )
 
 __all__ = [
@@ -229,6 +231,8 @@ def meta_llama_logits(
     norm_eps: float = 1e-5,
     rope_theta: float = 10000.0,
     start_pos: int = 0,
+    rotary: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+    | None = None,
 ) -> torch.Tensor:
     """Logits of a LLaMA model whose weights are in Meta's layout, rotated Meta's way.
 
@@ -256,6 +260,12 @@ def meta_llama_logits(
         RoPE base.
     start_pos : int
         Position of the first token (Meta's ``start_pos``; its table is sliced from there).
+    rotary : callable, optional
+        A function with the signature of Meta's ``apply_rotary_emb(xq, xk, freqs_cis)``: queries
+        and keys laid out ``(batch, seq, heads, head_dim)``, ``freqs_cis`` the complex64 table
+        ``(seq, head_dim // 2)`` of positions ``start_pos …``; it returns the rotated pair. Pass
+        Meta's own function to run its verbatim code inside this forward pass (default:
+        :func:`posenc_lib.rope.apply_rope_complex`).
 
     Returns
     -------
@@ -274,6 +284,10 @@ def meta_llama_logits(
         raise ValueError(f"tokens must lie in [0, {vocab}), got {tokens.min()} … {tokens.max()}")
     batch, seq = tokens.shape
     positions = torch.arange(start_pos, start_pos + seq)
+    if rotary is not None and not callable(rotary):
+        raise TypeError(f"rotary must be a callable like Meta's apply_rotary_emb, got {rotary!r}")
+    angles = rope_angles(positions, rope_inv_freq(head_dim, rope_theta))
+    freqs_cis = torch.polar(torch.ones_like(angles), angles).to(torch.complex64)
     mask = torch.ones(seq, seq, dtype=torch.bool).tril()
     h = params["tok_embeddings.weight"][tokens]
     for i in range(n_layers):
@@ -282,8 +296,12 @@ def meta_llama_logits(
         q = (x @ p["attention.wq.weight"].T).view(batch, seq, n_heads, head_dim).transpose(1, 2)
         k = (x @ p["attention.wk.weight"].T).view(batch, seq, n_kv_heads, head_dim).transpose(1, 2)
         v = (x @ p["attention.wv.weight"].T).view(batch, seq, n_kv_heads, head_dim).transpose(1, 2)
-        q = apply_rope_complex(q, positions, base=rope_theta)
-        k = apply_rope_complex(k, positions, base=rope_theta)
+        if rotary is None:
+            q = apply_rope_complex(q, positions, base=rope_theta)
+            k = apply_rope_complex(k, positions, base=rope_theta)
+        else:  # Meta's layout (batch, seq, heads, head_dim) and Meta's complex64 table
+            q, k = rotary(q.transpose(1, 2), k.transpose(1, 2), freqs_cis)
+            q, k = q.transpose(1, 2), k.transpose(1, 2)
         k = k.repeat_interleave(n_heads // n_kv_heads, dim=1)
         v = v.repeat_interleave(n_heads // n_kv_heads, dim=1)
         scores = (q @ k.transpose(-2, -1)) / head_dim**0.5

@@ -63,6 +63,7 @@ __all__ = [
 ]
 
 CONVENTIONS = ("half", "interleaved", "complex")
+_INDEX_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
 
 
 def rope_inv_freq(dim: int, base: float = 10000.0) -> torch.Tensor:
@@ -230,8 +231,22 @@ def _resolve(
         positions = torch.arange(seq, dtype=torch.float64)
     else:
         positions = check_positions(positions, seq)
-    angles = torch.outer(positions.cpu(), inv_freq.cpu()).to(x.device)
-    return x, angles
+    return x, _angles_on(positions, inv_freq, x.device)
+
+
+def _angles_on(
+    positions: torch.Tensor, inv_freq: torch.Tensor, device: torch.device
+) -> torch.Tensor:
+    """float64 angles ``positions ⊗ inv_freq`` computed on ``device`` (no host round-trip).
+
+    MPS has no float64, so there the angles are computed on the CPU and copied once.
+    """
+    where = torch.device("cpu") if device.type == "mps" else device
+    angles = torch.outer(
+        positions.to(device=where, dtype=torch.float64),
+        inv_freq.to(device=where, dtype=torch.float64),
+    )
+    return angles if where == device else angles.to(device)
 
 
 def apply_rope_interleaved(
@@ -378,6 +393,7 @@ def apply_rope_partial(
     *,
     convention: str = "half",
     base: float = 10000.0,
+    inv_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Partial RoPE: rotate the first ``rotary_dim`` features of ``x``, keep the rest unchanged.
 
@@ -398,7 +414,10 @@ def apply_rope_partial(
     convention : {"half", "interleaved", "complex"}
         Pairing inside the rotated block (``"half"``: ``(i, i + rotary_dim/2)``).
     base : float
-        The base ``b``.
+        The base ``b``, used when ``inv_freq`` is not given.
+    inv_freq : torch.Tensor, optional
+        Shape ``(rotary_dim // 2,)``: a scaled spectrum for the rotated block (position
+        interpolation, NTK, YaRN, … computed for dimension ``rotary_dim``); overrides ``base``.
 
     Returns
     -------
@@ -418,7 +437,16 @@ def apply_rope_partial(
         "interleaved": apply_rope_interleaved,
         "complex": apply_rope_complex,
     }[convention]
-    rotated = apply(x[..., :rotary_dim], positions, base=base)
+    if inv_freq is not None:
+        if isinstance(inv_freq, torch.Tensor) and inv_freq.ndim == 1 and (
+            inv_freq.shape[0] != rotary_dim // 2
+        ):
+            raise ValueError(
+                f"inv_freq must have length rotary_dim // 2 = {rotary_dim // 2}, "
+                f"got length {inv_freq.shape[0]}"
+            )
+        inv_freq = check_inv_freq(inv_freq, rotary_dim)
+    rotated = apply(x[..., :rotary_dim], positions, base=base, inv_freq=inv_freq)
     return torch.cat((rotated, x[..., rotary_dim:]), dim=-1)
 
 
@@ -490,11 +518,17 @@ def interleaved_to_half_permutation(dim: int) -> torch.Tensor:
 
 
 class RotaryEmbedding(nn.Module):
-    """RoPE as a layer: ``forward(q, k, positions=None) -> (q_rot, k_rot)``.
+    """RoPE as a layer: ``forward(q, k, positions=None, *, offset=0) -> (q_rot, k_rot)``.
 
-    For the default positions ``arange(seq)`` the cos/sin tables are built once per
-    ``(seq, device, dtype)``, directly in the input's dtype, and reused; the rotation then costs one
-    multiply and two fused multiply-adds per element, without ``rotate_half``'s ``torch.cat``.
+    The layer keeps **one table per (device, dtype)** of cos/sin values for positions
+    ``0 … capacity-1``, on the device of the inputs, rounded once from float64 angles. Every call
+    *indexes* it: ``positions=None`` slices rows ``offset … offset+seq-1`` (Meta's
+    ``freqs_cis[start_pos : start_pos + seqlen]``, no host round-trip at all), explicit
+    non-negative integer positions gather their rows. When a call needs a position beyond the
+    table, the table is rebuilt at least twice as long (geometric growth), so decoding ``N``
+    tokens one at a time builds it about ``log2 N`` times, and not at all after
+    :meth:`reserve` or a first pass of the same length. The rotation then costs one multiply and
+    one fused multiply-add per element, without ``rotate_half``'s ``torch.cat``.
 
     Parameters
     ----------
@@ -514,26 +548,29 @@ class RotaryEmbedding(nn.Module):
     -----
     ``inv_freq`` is a ``(dim // 2,)`` float64 buffer; assigning it validates the new spectrum and
     stores it as float64, and assigning ``attention_scaling`` validates it (finite, > 0).
-    ``table_builds`` counts how many times tables were built (a cached forward pass does not add
-    to it). The cache can never go stale or be corrupted:
+    ``table_builds`` counts how many times a table was built (an indexed call does not add to
+    it). The tables can never go stale or be corrupted:
 
     * casting the module (``.half()``, ``.to(torch.bfloat16)``, ``.float()``) moves ``inv_freq``
-      to the new device but keeps it float64, and drops the tables; new tables are rounded once
-      from float64 angles, so a cast module is as exact as a fresh one;
-    * the cache is keyed on the *values* of ``inv_freq`` and on ``attention_scaling`` (and
-      ``convention``): assigning either, or modifying ``inv_freq`` in place, rebuilds the tables
-      at the next call (checking costs one comparison of ``dim // 2`` numbers);
+      to the new device but keeps it float64, and drops the tables. (Hugging Face's rotary
+      modules keep ``inv_freq`` as an ordinary buffer, which such a cast rounds to bfloat16:
+      :ref:`ch-rope-code` measures what that does.) New tables are rounded once from float64
+      angles, so a cast module is as exact as a fresh one;
+    * assigning ``inv_freq``, ``attention_scaling`` or ``convention`` drops the tables; an
+      in-place edit of ``inv_freq`` is detected by its version counter and, for a CPU spectrum,
+      by comparing its ``dim // 2`` values (an accelerator spectrum edited through ``.data``
+      needs :meth:`reset_tables`, because reading it back would cost a host round-trip);
     * :meth:`cos_sin` returns copies, so a caller who edits them changes nothing here;
-    * when ``inv_freq`` requires grad (a learned spectrum) and autograd is on, tables are built
-      afresh on every call, so each forward pass has its own graph and backward works every time.
+    * when ``inv_freq`` requires grad (a learned spectrum) and autograd is on, the rows needed are
+      computed afresh on every call, so each forward pass has its own graph.
 
-    Explicit ``positions`` are not cached (they may change every call). Half-precision tables are
-    rounded once from float64, so the cached path is as accurate as the functional one up to the
-    rounding of the arithmetic itself.
+    Positions that are negative or not integers (e.g. interpolated positions ``m / s``) cannot
+    index a table; their rows are computed directly from float64 angles, and each such call
+    counts as one build.
     """
 
     inv_freq: torch.Tensor
-    _MAX_CACHE = 8
+    _MIN_CAPACITY = 16
 
     def __init__(
         self,
@@ -554,69 +591,170 @@ class RotaryEmbedding(nn.Module):
         )
         self.register_buffer("inv_freq", freqs.clone(), persistent=False)
         self.table_builds = 0
-        self._cache: dict[tuple[int, torch.device, torch.dtype], tuple[torch.Tensor, ...]] = {}
-        self._cache_key: tuple[torch.Tensor, float, str] | None = None
+        # (device, dtype) -> tables for positions 0 … capacity-1 (capacity = first dim)
+        self._tables: dict[tuple[torch.device, torch.dtype], tuple[torch.Tensor, ...]] = {}
+        self._spectrum_seen: tuple[int, int, torch.Tensor] | None = None
 
     def __setattr__(self, name: str, value: object) -> None:
         if name == "inv_freq" and "inv_freq" in self.__dict__.get("_buffers", {}):
             value = check_inv_freq(value, self.dim)  # float64, on the value's device
         elif name == "attention_scaling":
             value = check_positive(value, "attention_scaling")
+        elif name == "convention" and "convention" in self.__dict__:
+            value = check_choice(value, "convention", CONVENTIONS)
         super().__setattr__(name, value)  # type: ignore[arg-type]  # validated above
-        if name in ("inv_freq", "attention_scaling", "convention") and "_cache" in self.__dict__:
-            self._cache = {}
+        if name in ("inv_freq", "attention_scaling", "convention") and "_tables" in self.__dict__:
+            self.reset_tables()
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, base={self.base}, convention={self.convention!r}"
 
-    def _tables(
+    def reset_tables(self) -> None:
+        """Drop every table; the next call builds afresh."""
+        self._tables = {}
+        self._spectrum_seen = None
+
+    def capacity(
+        self, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
+    ) -> int:
+        """Number of positions the table for ``(device, dtype)`` holds now (0 if none).
+
+        Parameters
+        ----------
+        device : torch.device or str
+            Device of the table.
+        dtype : torch.dtype
+            Working dtype of the table.
+
+        Returns
+        -------
+        int
+            Its number of rows.
+        """
+        checked = check_device(device)
+        dtype = check_dtype(dtype)
+        where = self.inv_freq.device if checked is None else checked
+        table = self._tables.get(self._key(where, dtype))
+        return 0 if table is None else table[0].shape[0]
+
+    # --- building -------------------------------------------------------------------------------
+
+    def _key(self, device: torch.device, dtype: torch.dtype) -> tuple[torch.device, torch.dtype]:
+        if device.type != "cpu" and device.index is None:  # "cuda" and "cuda:0" are one table
+            device = torch.empty(0, device=device).device
+        return device, self._work_dtype(dtype)
+
+    def _work_dtype(self, dtype: torch.dtype) -> torch.dtype:
+        if self.convention == "complex":
+            return torch.complex128 if dtype == torch.float64 else torch.complex64
+        return dtype
+
+    def _build(
         self, positions: torch.Tensor, device: torch.device, dtype: torch.dtype
     ) -> tuple[torch.Tensor, ...]:
+        """Tables for ``positions`` (float64, any values), on ``device``, in ``dtype``'s work type.
+
+        Real conventions: ``(cos (n, d), sin (n, d/2))``; complex: ``(freqs_cis (n, d/2),)``.
+        """
         self.table_builds += 1
-        inv_freq = self.inv_freq.to(torch.float64)
-        angles = torch.outer(positions.to(inv_freq.device), inv_freq).cpu()
+        angles = _angles_on(positions, self.inv_freq, device)
         if self.convention == "complex":
             freqs = torch.polar(torch.full_like(angles, self.attention_scaling), angles)
-            work = torch.complex128 if dtype == torch.float64 else torch.complex64
-            return (freqs.to(device=device, dtype=work),)
+            return (freqs.to(self._work_dtype(dtype)),)
         cos = angles.cos() * self.attention_scaling
         sin = angles.sin() * self.attention_scaling
         cos = cos.repeat(1, 2) if self.convention == "half" else cos.repeat_interleave(2, dim=-1)
-        return cos.to(device=device, dtype=dtype), sin.to(device=device, dtype=dtype)
+        return cos.to(dtype), sin.to(dtype)
 
-    def _cached_tables(
-        self, seq_len: int, device: torch.device, dtype: torch.dtype
+    def _spectrum_unchanged(self) -> bool:
+        """Whether ``inv_freq`` is the spectrum the tables were built from (cheap checks)."""
+        freqs = self.inv_freq
+        seen = self._spectrum_seen
+        if seen is None or seen[0] != freqs._version or seen[1] != freqs.data_ptr():
+            return False
+        # On the CPU the values can be compared for free; this catches edits through .data.
+        return freqs.device.type != "cpu" or torch.equal(seen[2], freqs)
+
+    def _table(
+        self, needed: int, device: torch.device, dtype: torch.dtype
     ) -> tuple[torch.Tensor, ...]:
-        """The tables for ``arange(seq_len)``, from the cache when it is still valid."""
-        positions = torch.arange(seq_len, dtype=torch.float64)
-        if self.inv_freq.requires_grad and torch.is_grad_enabled():
-            return self._tables(positions, device, dtype)  # a fresh graph for every call
-        key = self._cache_key
-        fresh = (
-            key is not None
-            and key[1] == self.attention_scaling
-            and key[2] == self.convention
-            and key[0].device == self.inv_freq.device
-            and torch.equal(key[0], self.inv_freq)
-        )
-        if not fresh:
-            self._cache = {}
-            self._cache_key = (
-                self.inv_freq.detach().clone(), self.attention_scaling, self.convention
-            )
-        cache_key = (seq_len, device, dtype)
-        tables = self._cache.get(cache_key)
-        if tables is None:
-            if len(self._cache) >= self._MAX_CACHE:
-                self._cache.clear()
-            tables = self._tables(positions, device, dtype)
-            self._cache[cache_key] = tables
-        return tables
+        """The table for ``(device, dtype)`` with at least ``needed`` rows, grown if necessary."""
+        if not self._spectrum_unchanged():
+            self._tables = {}
+            freqs = self.inv_freq
+            snapshot = freqs.detach().clone() if freqs.device.type == "cpu" else freqs[:0]
+            self._spectrum_seen = (freqs._version, freqs.data_ptr(), snapshot)
+        key = self._key(device, dtype)
+        table = self._tables.get(key)
+        have = 0 if table is None else table[0].shape[0]
+        if table is None or have < needed:
+            capacity = max(needed, 2 * have, self._MIN_CAPACITY)
+            check_size(("capacity", capacity), ("dim", self.dim), what="the (capacity, dim) table")
+            positions = torch.arange(capacity, dtype=torch.float64, device=key[0])
+            table = self._build(positions, key[0], dtype)
+            self._tables[key] = table
+        return table
+
+    def reserve(
+        self, length: int, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
+    ) -> None:
+        """Build the table for positions ``0 … length-1`` now (Meta precomputes twice its maximum).
+
+        Parameters
+        ----------
+        length : int
+            Number of positions (>= 0).
+        device : torch.device or str
+            Device of the table.
+        dtype : torch.dtype
+            Dtype of the inputs the table will serve.
+        """
+        length = check_length(length, "length")
+        checked = check_device(device)
+        dtype = check_dtype(dtype)
+        check_size(("length", length), ("dim", self.dim), what="the (length, dim) table")
+        where = self.inv_freq.device if checked is None else checked
+        if length > 0 and not self._grad_path():
+            self._table(length, where, self._work_dtype_for(dtype))
+
+    def _grad_path(self) -> bool:
+        return self.inv_freq.requires_grad and torch.is_grad_enabled()
+
+    def _rows(
+        self,
+        positions: torch.Tensor | None,
+        offset: int,
+        seq: int,
+        device: torch.device,
+        dtype: torch.dtype,
+    ) -> tuple[torch.Tensor, ...]:
+        """The table rows for this call: a slice, a gather, or (when they cannot index) fresh."""
+        if positions is None:
+            if self._grad_path():  # a fresh graph for every call
+                span = torch.arange(offset, offset + seq, dtype=torch.float64)
+                return self._build(span, device, dtype)
+            table = self._table(offset + seq, device, dtype)
+            return tuple(t[offset : offset + seq] for t in table)
+        if seq == 0 or self._grad_path():
+            return self._build(positions, device, dtype)
+        # One read of a few scalars decides between indexing and computing the rows.
+        if positions.is_floating_point():
+            lo, hi, fractional = torch.stack(
+                (positions.min(), positions.max(), (positions != positions.round()).any().double())
+            ).tolist()
+        else:  # integer positions are whole numbers already
+            lo, hi = (int(v) for v in torch.aminmax(positions))
+            fractional = False
+        if lo < 0 or fractional:
+            return self._build(positions, device, dtype)
+        table = self._table(int(hi) + 1, device, dtype)
+        index = positions.to(device=table[0].device, dtype=torch.long)
+        return tuple(t.index_select(0, index) for t in table)
 
     def cos_sin(
         self, seq_len: int, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
     ) -> tuple[torch.Tensor, ...]:
-        """The tables for positions ``0 … seq_len-1``, as the cached forward pass uses them.
+        """The tables for positions ``0 … seq_len-1``, as the forward pass uses them.
 
         Parameters
         ----------
@@ -631,16 +769,30 @@ class RotaryEmbedding(nn.Module):
         Returns
         -------
         tuple of torch.Tensor
-            ``(cos (seq, d), sin (seq, d/2))`` for the real conventions and
+            ``(cos (seq, d), sin (seq, d))`` for the real conventions, laid out for the
+            convention (``"half"``: ``cat(c, c)``; ``"interleaved"``: each value twice), and
             ``(freqs_cis (seq, d/2) complex,)`` for ``"complex"``. They are copies: modifying them
-            does not touch the cache.
+            does not touch the layer's table.
         """
         seq_len = check_length(seq_len, "seq_len")
         check_size(("seq_len", seq_len), ("dim", self.dim), what="the (seq_len, dim) tables")
         checked = check_device(device)
         dtype = check_dtype(dtype)
         where = self.inv_freq.device if checked is None else checked
-        return tuple(t.clone() for t in self._cached_tables(seq_len, where, dtype))
+        with torch.no_grad():
+            rows = self._rows(None, 0, seq_len, where, self._work_dtype_for(dtype))
+        if self.convention == "complex":
+            return (rows[0].clone(),)
+        cos, sin_half = rows
+        if self.convention == "half":
+            sin = torch.cat((sin_half, sin_half), dim=-1)
+        else:
+            sin = sin_half.repeat_interleave(2, dim=-1)
+        return cos.clone(), sin
+
+    def _work_dtype_for(self, dtype: torch.dtype) -> torch.dtype:
+        # The complex convention rotates half inputs in float32 (complex half is not supported).
+        return compute_dtype(dtype) if self.convention == "complex" else dtype
 
     def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]  # nn.Module's signature
         # .half()/.to(dtype) would round the spectrum: move it to the new device, keep float64,
@@ -648,7 +800,7 @@ class RotaryEmbedding(nn.Module):
         freqs = self.inv_freq
         module = super()._apply(fn, recurse)
         self._buffers["inv_freq"] = freqs.to(device=self._buffers["inv_freq"].device)
-        self._cache = {}
+        self.reset_tables()
         return module
 
     def _rotate(self, x: torch.Tensor, tables: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -659,7 +811,12 @@ class RotaryEmbedding(nn.Module):
         return _rotate_complex(x, tables[0])
 
     def forward(
-        self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor | None = None
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        positions: torch.Tensor | None = None,
+        *,
+        offset: int = 0,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Rotate queries and keys.
 
@@ -669,7 +826,10 @@ class RotaryEmbedding(nn.Module):
             Shape ``(..., seq, dim)`` each, same ``seq``, ``dim`` and dtype (leading dimensions may
             differ, e.g. fewer key heads).
         positions : torch.Tensor, optional
-            Shape ``(seq,)``; default ``arange(seq)`` (the cached path).
+            Shape ``(seq,)``; default ``arange(offset, offset + seq)``.
+        offset : int
+            First position when ``positions`` is not given (>= 0): during generation, the number
+            of tokens already in the key–value cache (Meta's ``start_pos``).
 
         Returns
         -------
@@ -686,9 +846,17 @@ class RotaryEmbedding(nn.Module):
             raise ValueError(f"q and k must have the same seq length, got {seq} and {k_seq}")
         if q.dtype != k.dtype:
             raise TypeError(f"q and k must have the same dtype, got {q.dtype} and {k.dtype}")
-        work = compute_dtype(q.dtype) if self.convention == "complex" else q.dtype
-        if positions is None:
-            tables = self._cached_tables(seq, q.device, work)
+        offset = check_length(offset, "offset")
+        if positions is not None:
+            if offset != 0:
+                raise ValueError("give either positions or offset, not both")
+            if isinstance(positions, torch.Tensor) and positions.dtype in _INDEX_DTYPES and (
+                positions.shape == (seq,)
+            ):
+                pass  # integers are finite: they index the table as they are
+            else:
+                positions = check_positions(positions, seq)
         else:
-            tables = self._tables(check_positions(positions, seq), q.device, work)
+            check_size(("offset + seq", offset + seq), ("dim", self.dim), what="the table")
+        tables = self._rows(positions, offset, seq, q.device, self._work_dtype_for(q.dtype))
         return self._rotate(q, tables), self._rotate(k, tables)

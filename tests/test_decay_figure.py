@@ -85,6 +85,21 @@ def test_chapter_3_form_draws_only_the_similarity() -> None:
     )
 
 
+def test_thousands_of_tokens_on_a_log_axis_with_the_bound_named_as_a_shape() -> None:
+    fig = decay_curves(dim=128, base=1e4, max_distance=4096, curves=("bound", "similarity"))
+    assert fig.layout.xaxis.type == "log" and "r = m − n" in fig.layout.xaxis.title.text
+    bound, sim = (t for t in fig.data if t.visible)  # d = 128 of the dimension menu
+    x = np.asarray(bound.x)
+    assert x[0] == 1 and x[-1] == 4096 and len(x) < 320
+    b = rope_decay_bound(128, 1e4, 4096).numpy()
+    np.testing.assert_allclose(np.asarray(bound.y), (b / b[0])[x])
+    np.testing.assert_allclose(np.asarray(sim.y),
+                               sinusoidal_similarity(128, 1e4, 4096).numpy()[4096:][x] / 64)
+    assert "own unit" in bound.name  # not read as a bound on the other curves
+    with pytest.raises(ValueError, match="max_distance"):
+        decay_curves(max_distance=4096)  # the spread at every distance for every slider state
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "name"),
     [
@@ -126,9 +141,10 @@ def test_live_explorer_refuses_values_outside_its_sliders() -> None:
     with pytest.raises(ValueError, match="dim"):
         decay_live(dim=1024)
     with pytest.raises(ValueError, match="max_distance"):
-        decay_live(max_distance=4096)
-    ui = decay_live(dim=512, max_distance=1024)  # the largest slider values build
-    assert ui.controls["dim"].value == 512 and ui.controls["max_distance"].value == 1024
+        decay_live(max_distance=4097)
+    ui = decay_live(dim=512, max_distance=4096, curves=("bound", "similarity"))  # largest build
+    assert ui.controls["dim"].value == 512 and ui.controls["max_distance"].value == 4096
+    assert ui.figure.layout.xaxis.type == "log"
 
 
 @pytest.mark.parametrize(

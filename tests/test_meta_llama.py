@@ -140,3 +140,29 @@ def test_bad_arguments_name_the_parameter() -> None:
         meta_llama_logits(params, tokens.float(), n_heads=4)
     with pytest.raises(TypeError, match="params"):
         meta_llama_logits([], tokens, n_heads=4)  # type: ignore[arg-type]
+
+
+def test_metas_own_rotary_function_runs_inside_the_forward_pass() -> None:
+    # Meta's apply_rotary_emb (llama/model.py), written out as Meta writes it: complex pairs.
+    def meta_apply_rotary_emb(xq, xk, freqs_cis):  # type: ignore[no-untyped-def]
+        xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+        xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+        assert freqs_cis.shape == (xq_.shape[1], xq_.shape[-1])
+        shape = [d if i in (1, xq_.ndim - 1) else 1 for i, d in enumerate(xq_.shape)]
+        freqs_cis = freqs_cis.view(*shape)
+        xq_out = torch.view_as_real(xq_ * freqs_cis).flatten(3)
+        xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
+        return xq_out.type_as(xq), xk_out.type_as(xk)
+
+    params = _meta_params(4, 2, seed=4)
+    vocab = params["tok_embeddings.weight"].shape[0]
+    tokens = torch.randint(0, vocab, (2, 9), generator=torch.Generator().manual_seed(4))
+    ours = meta_llama_logits(params, tokens, n_heads=4, n_kv_heads=2, start_pos=5)
+    theirs = meta_llama_logits(params, tokens, n_heads=4, n_kv_heads=2, start_pos=5,
+                               rotary=meta_apply_rotary_emb)
+    torch.testing.assert_close(theirs, ours, atol=1e-5, rtol=1e-5)
+    swapped = meta_llama_logits(params, tokens, n_heads=4, n_kv_heads=2, start_pos=5,
+                                rotary=lambda q, k, f: meta_apply_rotary_emb(q, k, f.conj()))
+    assert (swapped - ours).abs().max() > 1e-2  # the function passed in is really used
+    with pytest.raises(TypeError, match="rotary must be a callable"):
+        meta_llama_logits(params, tokens, n_heads=4, rotary=3)  # type: ignore[arg-type]

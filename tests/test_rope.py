@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc_lib import (
@@ -432,3 +432,78 @@ def test_backward_works_every_time_with_a_learned_spectrum(convention: str) -> N
     layer.inv_freq.requires_grad_(True)
     for _ in range(2):
         layer(q, q)[0].sum().backward()
+
+
+# --- one growing table, indexed by positions (what generation needs) ----------------------------
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_decoding_4096_steps_builds_no_table_after_warm_up(convention: str) -> None:
+    layer = RotaryEmbedding(16, convention=convention)
+    x = torch.randn(1, 2, 1, 16, dtype=torch.float64)  # one token at a time
+    for step in range(4096):  # warm-up: the table grows geometrically, 16, 32, …, 4096
+        layer(x, x, offset=step)
+    grown = layer.table_builds
+    assert grown == 1 + 8  # log2(4096 / 16) doublings after the first table
+    assert layer.capacity("cpu", torch.float64) == 4096
+    for step in range(4096):  # a second generation, with explicit positions this time
+        out, _ = layer(x, x, torch.tensor([step]))
+    assert layer.table_builds == grown  # 0 builds over 4 096 steps
+    exact = APPLY[convention](x[0].double(), torch.tensor([4095]))
+    torch.testing.assert_close(out[0], exact, atol=1e-12, rtol=0)
+
+
+def test_reserve_then_decode_builds_once_and_lengths_do_not_churn() -> None:
+    layer = RotaryEmbedding(8)
+    layer.reserve(4096, "cpu", torch.float32)
+    assert layer.table_builds == 1
+    for length in range(1, 300):  # full-length calls of growing length reuse the one table
+        q = torch.randn(1, length, 8)
+        layer(q, q)
+    q = torch.randn(1, 5, 8)
+    layer(q, q, torch.tensor([4000, 3, 17, 4095, 0]))
+    assert layer.table_builds == 1
+
+
+@pytest.mark.parametrize("convention", ["half", "interleaved"])
+def test_cos_and_sin_come_back_in_one_shape_laid_out_for_the_convention(convention: str) -> None:
+    layer = RotaryEmbedding(8, convention=convention)
+    cos, sin = layer.cos_sin(7, "cpu", torch.float64)
+    ref_cos, ref_sin = rope_cos_sin(torch.arange(7), rope_inv_freq(8), torch.float64,
+                                    convention=convention)
+    assert cos.shape == sin.shape == (7, 8)
+    torch.testing.assert_close(cos, ref_cos, atol=1e-15, rtol=0)
+    torch.testing.assert_close(sin, ref_sin, atol=1e-15, rtol=0)
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_offset_is_the_positions_it_stands_for_and_fractional_positions_are_exact(
+    convention: str,
+) -> None:
+    layer = RotaryEmbedding(8, convention=convention)
+    q = torch.randn(2, 5, 8, dtype=torch.float64)
+    by_offset, _ = layer(q, q, offset=37)
+    by_positions, _ = layer(q, q, torch.arange(37, 42))
+    assert torch.equal(by_offset, by_positions)
+    torch.testing.assert_close(by_offset, APPLY[convention](q, torch.arange(37, 42)),
+                               atol=1e-12, rtol=0)
+    interpolated = torch.arange(5, dtype=torch.float64) / 4 - 1.0  # negative and fractional
+    builds = layer.table_builds
+    out, _ = layer(q, q, interpolated)
+    assert layer.table_builds == builds + 1  # computed directly, counted
+    torch.testing.assert_close(out, APPLY[convention](q, interpolated), atol=1e-12, rtol=0)
+    with pytest.raises(ValueError, match="either positions or offset"):
+        layer(q, q, torch.arange(5), offset=1)
+    with pytest.raises(ValueError, match="offset must be a non-negative integer"):
+        layer(q, q, offset=-1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(positions=st.lists(st.integers(0, 3000), min_size=1, max_size=12))
+def test_indexed_rows_equal_the_functional_rotation(positions: list[int]) -> None:
+    layer = RotaryEmbedding(16, convention="half")
+    x = torch.randn(len(positions), 16, dtype=torch.float64,
+                    generator=torch.Generator().manual_seed(len(positions)))
+    out, _ = layer(x, x, torch.tensor(positions))
+    torch.testing.assert_close(out, apply_rope_half(x, torch.tensor(positions)),
+                               atol=1e-12, rtol=0)

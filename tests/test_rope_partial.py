@@ -19,6 +19,7 @@ from posenc_lib import (
     apply_rope_interleaved,
     apply_rope_partial,
     partial_rotary_dim,
+    rope_inv_freq,
 )
 
 
@@ -109,3 +110,26 @@ def test_gpt_neox_and_gpt_j_rotary_sizes() -> None:
     assert partial_rotary_dim(96, 0.25) == 24  # GPT-NeoX-20B
     assert partial_rotary_dim(256, 0.25) == 64  # GPT-J-6B's rotary_dim = 64 of 256
     assert partial_rotary_dim(128, 1.0) == 128
+
+
+def test_partial_rotary_with_a_scaled_spectrum_matches_transformers() -> None:
+    # GPT-NeoX's quarter rotary with linear position interpolation (factor 4): transformers
+    # divides the rotated block's 12 frequencies by 4; apply_rope_partial takes them as inv_freq.
+    config = GPTNeoXConfig(
+        hidden_size=96 * 4, num_attention_heads=4,
+        rope_parameters={"rope_type": "linear", "factor": 4.0, "rope_theta": 10000.0,
+                         "partial_rotary_factor": 0.25},
+    )
+    rotary = GPTNeoXRotaryEmbedding(config)
+    scaled = rope_inv_freq(24) / 4
+    torch.testing.assert_close(rotary.inv_freq.double(), scaled, atol=1e-7, rtol=0)
+    q = torch.randn(1, 4, 10, 96, generator=torch.Generator().manual_seed(3))
+    positions = torch.arange(100, 110)
+    cos, sin = rotary(q, positions[None, :])
+    hf_q, _ = neox_apply_rotary_pos_emb(q, q, cos, sin)
+    ours = apply_rope_partial(q, 24, positions, inv_freq=scaled)
+    torch.testing.assert_close(ours, hf_q, atol=2e-5, rtol=0)
+    unscaled = apply_rope_partial(q, 24, positions)
+    assert (unscaled - hf_q).abs().max() > 0.1  # the spectrum really is used
+    with pytest.raises(ValueError, match=r"rotary_dim // 2 = 12"):
+        apply_rope_partial(q, 24, positions, inv_freq=rope_inv_freq(96))

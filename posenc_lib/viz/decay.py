@@ -1,16 +1,21 @@
 """Long-term decay curves: RoFormer's bound, the sinusoidal similarity, and the spread of scores.
 
-Three curves against the relative distance ``k``, each chosen by name in ``curves``:
+Three curves against the relative distance ``r = m − n``, each chosen by name in ``curves``:
 
-* ``"bound"`` — RoFormer's relative upper bound ``f(k)/f(0)`` (chapter 6);
-* ``"similarity"`` — ``PE(p)·PE(p+k)/(d/2) = (2/d)·Σ_i cos(k·θ_i)``, which is also the mean RoPE
-  score of a random unit ``q`` with itself at offset ``k`` (chapters 3 and 6);
+* ``"bound"`` — the *shape* of RoFormer's relative upper bound, ``f(r)/f(0)`` (chapter 5);
+* ``"similarity"`` — ``PE(p)·PE(p+r)/(d/2) = (2/d)·Σ_i cos(r·θ_i)``, which is also the mean RoPE
+  score of a random unit ``q`` with itself at offset ``r`` (chapters 3 and 5);
 * ``"spread"`` — the measured standard deviation of the RoPE score of *independent* random unit
-  ``q``, ``k`` at offset ``k``: flat at about ``1/√d``, the noise floor that the aligned score
-  decays towards (chapter 6).
+  ``q``, ``k`` at offset ``r``: flat at about ``1/√d``, the noise floor that the aligned score
+  decays towards (chapter 5).
 
-"similarity" and "spread" share one unit (a unit ``q`` scores 1 with itself at ``k = 0``); the
-bound is divided by its own value at ``k = 0``.
+"similarity" and "spread" share one unit (a unit ``q`` scores 1 with itself at ``r = 0``). The
+bound is in another unit: it is divided by its own value at ``r = 0`` to compare *shapes*, and it
+is not a bound on the other two curves (the absolute bound for unit vectors is far above them).
+
+Up to :data:`MAX_DISTANCE_WITH_SLIDERS` (512) every distance is drawn on a linear axis; beyond it
+the figure samples about 300 distances evenly on a logarithmic axis from 1 to ``max_distance``
+(8192 at most), so that a figure reaching thousands of tokens stays small.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ DECAY_CURVES: tuple[str, ...] = ("bound", "similarity", "spread")
 # it writes about 0.7 MB of JSON.
 MAX_DISTANCE_WITH_SLIDERS = 512
 _MAX_DISTANCE = 8192
+_LOG_POINTS = 300
 _MAX_SAMPLES = 512
 _DASHES = {"bound": "solid", "similarity": "dash", "spread": "dot"}
 
@@ -54,8 +60,8 @@ def _check_curves(curves: object) -> tuple[str, ...]:
 
 def _names(curves: tuple[str, ...], n_samples: int) -> list[str]:
     text = {
-        "bound": "RoFormer bound f(k)/f(0)",
-        "similarity": "PE(p)·PE(p+k)/(d/2) = mean RoPE score of a unit q with itself",
+        "bound": "shape of RoFormer's bound, f(r)/f(0) (own unit)",
+        "similarity": "PE(p)·PE(p+r)/(d/2) = mean RoPE score of a unit q with itself",
         "spread": f"spread (std) of RoPE scores of independent unit q, k ({n_samples} pairs)",
     }
     return [text[c] for c in curves]
@@ -69,8 +75,8 @@ def _decay_state(
     n_samples: int = 128,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
-    """``{"x", "y"}`` of each chosen curve (x = distances 0 … max_distance)."""
-    k = np.arange(max_distance + 1)
+    """``{"x", "y"}`` of each chosen curve (x = the distances :func:`_distances` draws)."""
+    k = _distances(max_distance)
     out = []
     for name in curves:
         if name == "bound":
@@ -82,8 +88,15 @@ def _decay_state(
         else:
             y = _np(analysis.rope_score_spread(dim, base, max_distance, n_samples=n_samples,
                                                seed=seed))
-        out.append({"x": k, "y": y})
+        out.append({"x": k, "y": y[k]})
     return out
+
+
+def _distances(max_distance: int) -> np.ndarray:
+    """Every distance up to 512; beyond, ~300 distances evenly spaced on a log axis from 1."""
+    if max_distance <= MAX_DISTANCE_WITH_SLIDERS:
+        return np.arange(max_distance + 1)
+    return np.unique(np.round(np.geomspace(1, max_distance, _LOG_POINTS)).astype(np.int64))
 
 
 def decay_curves(
@@ -105,8 +118,9 @@ def decay_curves(
     base : float
         Base ``b`` (> 1).
     max_distance : int
-        Largest relative distance drawn: 1 … 8192, or 1 … :data:`MAX_DISTANCE_WITH_SLIDERS`
-        (512) with ``sliders`` (every slider state is precomputed into the page).
+        Largest relative distance drawn: 1 … 8192 (beyond 512 on a logarithmic axis, sampled);
+        with ``sliders`` and the ``"spread"`` curve, 1 … :data:`MAX_DISTANCE_WITH_SLIDERS` (512),
+        since every slider state is precomputed and the spread is measured at every distance.
     curves : sequence of {"bound", "similarity", "spread"}
         Which curves to draw (see the module docstring); chapter 3 draws only ``"similarity"``.
     n_samples : int
@@ -125,9 +139,9 @@ def decay_curves(
     dim = _even(dim, "dim", 4, 1024)
     base = _base(base)
     sliders = _bool(sliders, "sliders")
-    top = MAX_DISTANCE_WITH_SLIDERS if sliders else _MAX_DISTANCE
-    max_distance = _int(max_distance, "max_distance", 1, top)
     curves = _check_curves(curves)
+    top = MAX_DISTANCE_WITH_SLIDERS if sliders and "spread" in curves else _MAX_DISTANCE
+    max_distance = _int(max_distance, "max_distance", 1, top)
     n_samples = _int(n_samples, "n_samples", 2, _MAX_SAMPLES)
     seed = _seed(seed)
     names = _names(curves, n_samples)
@@ -150,18 +164,21 @@ def decay_curves(
                         "width": 2,
                     },
                     hovertemplate=(
-                        f"distance k = %{{x}}<br>value = %{{y:.3f}}<extra>d = {d}</extra>"
+                        f"distance r = %{{x}}<br>value = %{{y:.3f}}<extra>d = {d}</extra>"
                     ),
                 )
             )
     if curves == ("similarity",):
-        y_title = "PE(p)·PE(p+k) ÷ (d/2)"
-        title = "Sinusoidal similarity against distance (1 at k = 0)"
+        y_title = "PE(p)·PE(p+r) ÷ (d/2)"
+        title = "Sinusoidal similarity against distance (1 at r = 0)"
     else:
-        y_title = "relative to the value at k = 0"
+        y_title = "each curve ÷ its value at r = 0"
         title = "Long-term decay: RoFormer's bound, the aligned score, and unrelated scores"
+    log_axis = max_distance > MAX_DISTANCE_WITH_SLIDERS
     fig.update_layout(
-        xaxis={"title": {"text": "relative distance k = n − m (tokens)"}},
+        xaxis={"title": {"text": "relative distance r = m − n (tokens)"
+                         + (", log scale" if log_axis else "")},
+               "type": "log" if log_axis else "linear"},
         yaxis={"title": {"text": y_title}},
         legend={"orientation": "h", "x": 0.0, "y": -0.18, "yanchor": "top"},
     )

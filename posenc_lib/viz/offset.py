@@ -66,8 +66,8 @@ def rope_offset_figure(
     offset: int = 0,
     seed: int = 0,
     *,
-    m: int = 2,
-    n: int = 7,
+    m: int = 7,
+    n: int = 2,
     max_offset: int = 64,
     sliders: bool = True,
 ) -> go.Figure:
@@ -87,7 +87,8 @@ def rope_offset_figure(
     seed : int
         Seed of the random ``q`` and ``k`` (0 … 2**63 − 1).
     m, n : int
-        Positions of query and key before the shift (0 … 10^9).
+        Positions of query and key before the shift (0 … 10^9); the default ``m = 7, n = 2``
+        puts the key in the query's past, as a causal model scores it.
     max_offset : int
         Largest shift drawn (1 … 4096).
     sliders : bool
@@ -156,7 +157,7 @@ def rope_offset_figure(
         go.Scatter(
             **st[3],
             mode="lines",
-            name="added sinusoid: (q+PE(m+t))·(k+PE(n+t))",
+            name="sinusoids added to q and k (no W): (q+PE(m+t))·(k+PE(n+t))",
             line={"color": COLORWAY[3], "dash": "dash"},
             hovertemplate="t = %{x}<br>score = %{y:.4f}<extra></extra>",
         ),
@@ -185,7 +186,7 @@ def rope_offset_figure(
     fig.update_xaxes(title_text="shared shift t (positions)", row=1, col=2)
     fig.update_yaxes(title_text="attention score (logit)", row=1, col=2)
     fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.2, "yanchor": "top"})
-    title = f"RoPE scores depend on n − m = {n - m} only: shift both positions and nothing changes"
+    title = f"RoPE scores depend on m − n = {m - n} only: shift both positions and nothing changes"
     if not sliders:
         return _style(fig, title, height=520)
     stride = max(1, max_offset // 16)

@@ -17,7 +17,7 @@ from ._live import (
 
 # Slider ranges; the largest values keep one live update within 100 ms (benchmarks/widgets.py).
 _DIM_RANGE = (16, 512)
-_DISTANCE_RANGE = (16, 1024)
+_DISTANCE_RANGE = (16, 4096)
 
 
 def _in_range(value: int, bounds: tuple[int, int], name: str) -> int:

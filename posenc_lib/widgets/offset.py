@@ -21,8 +21,8 @@ def offset_live(
     offset: int = 0,
     seed: int = 0,
     *,
-    m: int = 2,
-    n: int = 7,
+    m: int = 7,
+    n: int = 2,
     max_offset: int = 64,
 ) -> LiveExplorer:
     """The live shift UI: the shift t, dimension and base."""
@@ -51,8 +51,8 @@ def offset_explorer(
     offset: int = 0,
     seed: int = 0,
     *,
-    m: int = 2,
-    n: int = 7,
+    m: int = 7,
+    n: int = 2,
     max_offset: int = 64,
 ) -> Any:
     """RoPE scores under a shared shift; see :func:`posenc_lib.viz.offset.rope_offset_figure`."""
