@@ -45,6 +45,7 @@ MODULES = [
     "posenc_lib.viz.heatmap",
     "posenc_lib.viz.offset",
     "posenc_lib.viz.permutation",
+    "posenc_lib.viz.design",
     "posenc_lib.viz.spectrum",
     "posenc_lib.viz.spiral",
     "posenc_lib.viz.lab",
