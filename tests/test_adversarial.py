@@ -46,6 +46,8 @@ MODULES = [
     "posenc_lib.viz.offset",
     "posenc_lib.viz.permutation",
     "posenc_lib.viz.design",
+    "posenc_lib.viz.sinusoid",
+    "posenc_lib.decay_law",
     "posenc_lib.viz.spectrum",
     "posenc_lib.viz.spiral",
     "posenc_lib.viz.lab",

@@ -359,3 +359,10 @@ def test_extreme_values_build() -> None:
     alibi_heatmaps(n_heads=64, seq_len=256, head=63, sliders=False)
     wavelength_spectrum(dim=512, base=1e6, factor=64.0, method="llama3", sliders=False)
     decay_curves(dim=4, base=1.5, max_distance=1, sliders=False)
+
+
+def test_dimension_buttons_keep_the_categorical_position_axis() -> None:
+    fig = encoding_heatmap(seq_len=128, dim=128)
+    for button in fig.layout.updatemenus[0].buttons:
+        assert button.args[1]["yaxis.type"] == "category"
+        assert button.args[1]["yaxis.autorange"] == "reversed"

@@ -263,7 +263,10 @@ def encoding_heatmap(
                 "label": f"d = {d}",
                 "args": [
                     {"visible": [group_of[d] == g for g in range(n)], "x": xs},
-                    {"xaxis.title.text": _heatmap_xtitle(d, len(pairs_of[d]))},
+                    # restate the categorical y-axis: an "update" otherwise lets plotly re-guess
+                    # it as linear, which opens a blank band where rows are skipped
+                    {"xaxis.title.text": _heatmap_xtitle(d, len(pairs_of[d])),
+                     "yaxis.type": "category", "yaxis.autorange": "reversed"},
                     list(range(n)),
                 ],
             }
