@@ -366,3 +366,15 @@ def test_dimension_buttons_keep_the_categorical_position_axis() -> None:
     for button in fig.layout.updatemenus[0].buttons:
         assert button.args[1]["yaxis.type"] == "category"
         assert button.args[1]["yaxis.autorange"] == "reversed"
+
+
+def test_shared_turn_readout_is_the_same_at_every_step() -> None:
+    from posenc_lib.viz.euler import shared_turn_figure
+
+    fig = shared_turn_figure(alpha=1.0, beta=0.25)
+    readouts = {s.args[1]["title.text"].split("=", 1)[1] for s in fig.layout.sliders[0].steps}
+    assert readouts == {f" {math.cos(0.75):.3f} + {math.sin(0.75):.3f} i"}
+    step = fig.layout.sliders[0].steps[6]  # shared turn π/2: arrow 1 is at angle 1 + π/2
+    assert step.args[0]["x"][0][1] == pytest.approx(math.cos(1 + math.pi / 2), abs=1e-4)
+    with pytest.raises(ValueError, match="alpha"):
+        shared_turn_figure(alpha=float("nan"))

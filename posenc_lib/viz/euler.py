@@ -1,4 +1,5 @@
-"""Euler's formula drawn: ``e^{iθ}`` with its Taylor partial sums, and rotation by ``e^{iθ}``.
+"""Euler's formula drawn: ``e^{iθ}`` with its Taylor partial sums, rotation by ``e^{iθ}``, and
+two arrows turned together (``z₁·conj(z₂)`` does not change under a shared turn).
 
 The numbers come from the core module :mod:`posenc_lib.euler`, which this one only draws.
 """
@@ -18,6 +19,7 @@ from ._style import COLORWAY, GRID, MUTED, _slider, _style, _with
 
 __all__ = [
     "rotation_figure",
+    "shared_turn_figure",
     "unit_circle",
 ]
 
@@ -286,3 +288,80 @@ def rotation_figure(
         margin={"b": 150},
     )
     return _style(fig, title, height=600)
+
+
+_SHIFT_GRID = tuple(np.round(np.linspace(0.0, 2 * np.pi, 25), 4).tolist())
+
+
+def _shared_turn_state(z1: complex, z2: complex, shift: float) -> tuple[list[dict[str, Any]], str]:
+    w1 = complex(rotate_complex(complex(z1), shift))  # z1·e^{i·shift}
+    w2 = complex(rotate_complex(complex(z2), shift))
+    product = w1 * w2.conjugate()
+    traces = [
+        {"x": [0.0, round(w1.real, 4)], "y": [0.0, round(w1.imag, 4)]},
+        {"x": [0.0, round(w2.real, 4)], "y": [0.0, round(w2.imag, 4)]},
+    ]
+    title = (f"shared turn {shift:.2f} rad: z₁·conj(z₂) = {product.real:.3f} "
+             f"{'+' if product.imag >= 0 else '−'} {abs(product.imag):.3f} i")
+    return traces, title
+
+
+def shared_turn_figure(
+    alpha: float = 1.2, beta: float = 0.3, shift: float = 0.0, *, sliders: bool = True
+) -> go.Figure:
+    """Two unit-length arrows at angles ``α`` and ``β``, both turned by a shared ``shift``.
+
+    The readout in the title is ``z₁·conj(z₂)`` for the turned arrows: its real part is their dot
+    product, its imaginary part ``sin(α − β)``; neither moves when both arrows turn together,
+    which is the identity rotary embeddings are built on.
+
+    Parameters
+    ----------
+    alpha, beta : float
+        Angles of the two arrows in radians (−10π … 10π).
+    shift : float
+        Shared turn shown first (−10π … 10π; added to the slider's grid 0 … 2π).
+    sliders : bool
+        Add a slider over the shared turn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: unit circle, arrow 1, arrow 2.
+    """
+    alpha = _real(alpha, "alpha", -10 * math.pi, 10 * math.pi)
+    beta = _real(beta, "beta", -10 * math.pi, 10 * math.pi)
+    shift = _real(shift, "shift", -10 * math.pi, 10 * math.pi)
+    sliders = _bool(sliders, "sliders")
+    z1, z2 = complex(math.cos(alpha), math.sin(alpha)), complex(math.cos(beta), math.sin(beta))
+    phi = np.linspace(0, 2 * np.pi, 121)
+    fig = go.Figure(go.Scatter(x=np.cos(phi).round(4), y=np.sin(phi).round(4), mode="lines",
+                               line={"color": GRID}, hoverinfo="skip", name="unit circle"))
+    traces, title = _shared_turn_state(z1, z2, shift)
+    for trace, name, colour in zip(traces, (f"z₁ (angle α = {alpha:.2f} + turn)",
+                                            f"z₂ (angle β = {beta:.2f} + turn)"),
+                                   (COLORWAY[0], COLORWAY[5]), strict=True):
+        fig.add_trace(go.Scatter(**trace, mode="lines+markers", name=name,
+                                 line={"color": colour, "width": 3}, marker={"size": [0, 11]},
+                                 hoverinfo="skip"))
+    fig.update_layout(
+        xaxis={"title": {"text": "real part"}, "range": [-1.3, 1.3]},
+        yaxis={"title": {"text": "imaginary part"}, "range": [-1.3, 1.3], "scaleanchor": "x"},
+        legend={"orientation": "h", "x": 0.0, "y": -0.15, "yanchor": "top"},
+    )
+    if not sliders:
+        return _style(fig, title, height=520)
+    shifts = _with(_SHIFT_GRID, shift)
+    steps = []
+    for sh in shifts:
+        st, ttl = _shared_turn_state(z1, z2, sh)
+        steps.append({"method": "update", "label": f"{sh:.2f}",
+                      "args": [{"x": [t["x"] for t in st], "y": [t["y"] for t in st]},
+                               {"title.text": ttl}, [1, 2]]})
+    fig.update_layout(
+        sliders=[_slider(steps, shifts.index(shift), "shared turn (rad) = ", y=-0.26, pad_t=10)],
+        margin={"b": 150},
+    )
+    fig = _style(fig, title, height=600)
+    fig.update_layout(title={"font": {"size": 14}})
+    return fig
