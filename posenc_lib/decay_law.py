@@ -113,7 +113,7 @@ def similarity_limit(k: torch.Tensor | float, base: float = 10000.0) -> torch.Te
     """``∫₀¹ cos(k b^(−x)) dx = [Ci(k) − Ci(k/b)] / ln b``: the ``d → ∞`` normalised similarity.
 
     The limit, as the dimension grows, of ``(2/d) Σ_i cos(k θ_i)`` with ``θ_i = b^(−2i/d)``
-    (:func:`posenc_lib.sinusoidal_similarity` divided by ``d/2``).
+    (``sinusoidal_similarity`` divided by ``d/2``).
 
     Parameters
     ----------

@@ -241,7 +241,8 @@ class SinusoidalPositionalEncoding(nn.Module):
     dim : int
         Feature dimension ``d`` (positive, even).
     dropout : float
-        Dropout probability in ``[0, 1]`` applied after the addition (as in the paper).
+        Dropout probability in ``[0, 1]`` applied after the addition. The paper applies dropout
+        0.1 here; the default 0 keeps outputs deterministic for the book's checks.
     max_len : int
         Longest sequence the precomputed table covers (>= 1).
     base : float
@@ -250,7 +251,9 @@ class SinusoidalPositionalEncoding(nn.Module):
     Notes
     -----
     The table is a non-persistent float64 buffer (not saved in ``state_dict``, since it is a
-    function of the hyper-parameters) and is cast to the input's dtype on each call.
+    function of the hyper-parameters) and is cast to the input's dtype on each call. Module-wide
+    casts (``.half()``, ``.to(torch.bfloat16)``) move the buffer's device but keep it float64, so
+    a float32 input still gets the exact table.
     """
 
     pe: torch.Tensor
@@ -269,6 +272,14 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.dropout = nn.Dropout(dropout)
         table = sinusoidal_table(self.max_len, self.dim, self.base, dtype=torch.float64)
         self.register_buffer("pe", table, persistent=False)
+
+    def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]
+        # nn.Module.half()/.to(dtype) cast every floating buffer; keep the table float64 (only
+        # its device follows fn), so rounding happens once, when it is added to x.
+        table = self.pe
+        super()._apply(fn, recurse)
+        self.pe = table.to(device=self.pe.device)
+        return self
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Return ``dropout(x + PE[:seq])``.
