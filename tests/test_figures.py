@@ -187,10 +187,14 @@ def test_unit_circle_axes_hold_every_path_of_each_theta_step() -> None:
 
 def test_unit_circle_path_ends_at_the_partial_sum() -> None:
     fig = unit_circle(theta=1.0, n_terms=6)
-    shown = [t for t in fig.data[2:] if t.visible]
+    shown = [t for t in fig.data[2:] if t.visible and t.xaxis in (None, "x")]
     assert len(shown) == 1
     end = complex(shown[0].x[-1], shown[0].y[-1])
     assert end == pytest.approx(complex(euler_partial_sums(1.0, 6)[-1].item()))
+    # the inset (fixed scale) shows the same S_6 next to the unit circle
+    (inset_end,) = [t for t in fig.data if t.visible and t.xaxis == "x2"]
+    assert complex(inset_end.x[0], inset_end.y[0]) == pytest.approx(end, abs=1e-9)
+    assert list(fig.layout.xaxis2.range) == [-1.4, 1.4]
     terms = [s.label for s in _steps(fig, 1)]
     assert terms[0] == "1" and terms[-1] == "20"
     for step in _steps(fig, 0):
