@@ -207,7 +207,7 @@ def encoding_heatmap(
     dims = [int(d) for d in _with(DIM_GRID, dim) if d <= 4096]
     bases = _with(BASE_GRID, base)
     # Group dimensions whose sampled pairs have the same 2i/d: their columns hold identical values
-    # (ω_i = b^(-2i/d)), so one z array per base serves the whole group and only x changes.
+    # (θ_i = b^(-2i/d)), so one z array per base serves the whole group and only x changes.
     groups: dict[tuple[Fraction, ...], list[int]] = {}
     pairs_of: dict[int, np.ndarray] = {}
     for d in dims:
