@@ -18,6 +18,7 @@ from .alibi import (
 from .analysis import rope_decay_bound, sinusoidal_similarity, wavelengths
 from .architectures import LayerPosition, format_plan, position_plan, proportional_inv_freq
 from .attention import attention, causal_mask
+from .decay_law import cosine_integral, similarity_limit, similarity_log_law
 from .euler import euler_partial_sums, rotate_complex
 from .extension import EXTENSION_METHODS, extended_rope
 from .hf import (
@@ -96,6 +97,7 @@ __all__ = [
     "attention",
     "binary_encoding",
     "causal_mask",
+    "cosine_integral",
     "dynamic_ntk_inv_freq",
     "euler_partial_sums",
     "extended_rope",
@@ -129,6 +131,8 @@ __all__ = [
     "rope_rotation_matrix",
     "rotate_complex",
     "rotate_half",
+    "similarity_limit",
+    "similarity_log_law",
     "sines_only_encoding",
     "sink_softmax",
     "sinusoidal_frequencies",

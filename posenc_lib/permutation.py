@@ -12,6 +12,7 @@ Shapes follow the book: ``x`` is ``(..., seq, dim)``.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 
@@ -27,12 +28,15 @@ from ._validation import (
 )
 
 __all__ = [
+    "MAX_SYMMETRY_TOKENS",
     "TinyEncoder",
     "TinyFeedForward",
     "TinySelfAttention",
     "ToyEmbedding",
+    "band_mask",
     "equivariance_gap",
     "inverse_permutation",
+    "mask_symmetries",
     "permutation_between",
     "permutation_matrix",
     "permute_tokens",
@@ -370,3 +374,65 @@ def equivariance_gap(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
             f"f changed shape under the permutation: {tuple(lhs.shape)} vs {tuple(rhs.shape)}"
         )
     return float((lhs - rhs).detach().abs().max())
+
+
+def band_mask(seq_len: int, window: int) -> torch.Tensor:
+    """Boolean bidirectional sliding-window ("local attention") mask, ``True`` where allowed.
+
+    Query ``t`` may attend to key ``s`` when ``|t − s| <= window``: a symmetric band around the
+    diagonal, as in local-attention encoders. (A causal sliding window is
+    ``band_mask(n, w) & causal_mask(n)``.)
+
+    Parameters
+    ----------
+    seq_len : int
+        Number of positions (>= 0).
+    window : int
+        Half-width of the band (>= 0); ``window >= seq_len - 1`` allows everything.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(seq_len, seq_len)``, bool, symmetric.
+    """
+    seq_len = check_int(seq_len, "seq_len", minimum=0, what="a non-negative integer")
+    window = check_int(window, "window", minimum=0, what="a non-negative integer")
+    check_size(("seq_len", seq_len), ("seq_len", seq_len), what="the (seq_len, seq_len) mask")
+    t = torch.arange(seq_len)
+    return (t[:, None] - t[None, :]).abs() <= window
+
+
+MAX_SYMMETRY_TOKENS = 8
+"""Largest ``seq_len`` :func:`mask_symmetries` searches: 8! = 40 320 permutations."""
+
+
+def mask_symmetries(mask: torch.Tensor) -> list[tuple[int, ...]]:
+    """Every permutation ``π`` that preserves a square mask: ``P M Pᵀ = M`` (``M[π][:, π] == M``).
+
+    Attention with a fixed mask ``M`` is equivariant exactly under these permutations (chapter 1):
+    the reordered input gives logits ``P A Pᵀ + M``, equivariance needs ``P (A + M) Pᵀ``.
+    Brute force over all ``n!`` orders, so ``n`` is at most :data:`MAX_SYMMETRY_TOKENS`.
+
+    Parameters
+    ----------
+    mask : torch.Tensor
+        Boolean ``(n, n)`` mask, ``True`` where a query may attend, ``1 <= n <= 8``.
+
+    Returns
+    -------
+    list of tuple of int
+        The preserving orders in lexicographic order (the identity always first).
+    """
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise TypeError("mask must be a boolean torch.Tensor of shape (n, n)")
+    if mask.dim() != 2 or mask.shape[0] != mask.shape[1]:
+        raise ValueError(f"mask must be square (n, n), got shape {tuple(mask.shape)}")
+    n = mask.shape[0]
+    if not 1 <= n <= MAX_SYMMETRY_TOKENS:
+        raise ValueError(f"mask must have 1 <= n <= {MAX_SYMMETRY_TOKENS} rows, got n = {n}")
+    keep = []
+    for perm in itertools.permutations(range(n)):
+        idx = torch.tensor(perm)
+        if torch.equal(mask[idx][:, idx], mask):
+            keep.append(perm)
+    return keep

@@ -300,9 +300,10 @@ def dot_product_spread(table: torch.Tensor, offset: int) -> float:
     """Spread of ``PE(p)·PE(p+k)`` over ``p``, relative to the mean ``‖PE(p)‖²``.
 
     ``(max_p − min_p) PE(p)·PE(p+k) / mean_p ‖PE(p)‖²``: zero when the dot product at offset
-    ``k`` depends on ``k`` only — translation invariance as attention, which compares by dot
-    products, sees it. Dividing by the squared norm makes the number independent of the table's
-    scale (``0.001·p`` scores as ``p`` does).
+    ``k`` depends on ``k`` only — translation invariance of the *raw* encodings under the dot
+    product. Attention compares projected vectors ``W_q(x + PE)`` and ``W_k(y + PE)``, and
+    projections generally break it (chapter 3), which is what RoPE repairs. Dividing by the
+    squared norm makes the number independent of the table's scale (``0.001·p`` scores as ``p``).
 
     Parameters
     ----------

@@ -138,8 +138,11 @@ def learned_encoding(
 ) -> torch.Tensor:
     """The first ``seq_len`` rows of a learned position table, as it is before training.
 
-    BERT and GPT-2 learn one free vector per position, an ``nn.Embedding(max_len, dim)`` whose
-    rows start as independent standard normal draws. Training moves the rows, but two things stay:
+    BERT and GPT-2 learn one free vector per position, an ``(max_len, dim)`` table whose rows
+    start as independent normal draws: ``N(0, 0.02²)`` in both (their ``initializer_range``), while
+    a bare ``nn.Embedding`` starts at ``N(0, 1)``. This function draws standard normal rows; the
+    scale does not matter for what chapter 2 measures (length dependence, scale-free spreads and
+    distances, the missing rows past ``max_len``). Training moves the rows, but two things stay:
     the table has exactly ``max_len`` rows, and nothing in its form relates row ``p`` to row
     ``p + k``. This function returns that starting point, seeded, so that chapter 2 can measure
     the structure a learned table does *not* come with.

@@ -43,7 +43,7 @@ __all__ = [
 def sinusoidal_frequencies(
     dim: int, base: float = 10000.0, *, method: str = "power", dtype: torch.dtype = torch.float64
 ) -> torch.Tensor:
-    """Angular frequencies ``ω_i = base^(-2i/dim)`` of the sinusoidal encoding.
+    """Angular frequencies ``θ_i = base^(-2i/dim)`` of the sinusoidal encoding.
 
     Parameters
     ----------
@@ -83,7 +83,7 @@ def sinusoidal_table(
 ) -> torch.Tensor:
     """The sinusoidal table ``PE``, one row per position.
 
-    ``PE[p, 2i] = sin(p·ω_i)`` and ``PE[p, 2i+1] = cos(p·ω_i)`` with ``ω_i = base^(-2i/dim)``
+    ``PE[p, 2i] = sin(p·θ_i)`` and ``PE[p, 2i+1] = cos(p·θ_i)`` with ``θ_i = base^(-2i/dim)``
     (sin and cos interleaved, as in the paper, not concatenated).
 
     Parameters
@@ -123,8 +123,8 @@ def sinusoidal_shift_matrix(offset: float, dim: int, base: float = 10000.0) -> t
 
     Block diagonal with one 2×2 block per (sin, cos) pair ``i``::
 
-        [[ cos kω_i,  sin kω_i],
-         [-sin kω_i,  cos kω_i]]
+        [[ cos kθ_i,  sin kθ_i],
+         [-sin kθ_i,  cos kθ_i]]
 
     It depends on the offset ``k`` only, which is why a model can learn to attend by relative
     position from an absolute encoding.
@@ -160,12 +160,12 @@ def sinusoidal_shift_matrix(offset: float, dim: int, base: float = 10000.0) -> t
 
 
 def sinusoidal_complex(seq_len: int, dim: int, base: float = 10000.0) -> torch.Tensor:
-    """The sinusoidal encoding in complex form: ``z[p, i] = cos(pω_i) + i·sin(pω_i) = e^{i·pω_i}``.
+    """The sinusoidal encoding in complex form: ``z[p, i] = cos(pθ_i) + i·sin(pθ_i) = e^{i·pθ_i}``.
 
     Pair ``i`` of :func:`sinusoidal_table` holds ``(sin, cos)``; read as the complex number
-    ``cos + i·sin`` it is ``e^{i·p·ω_i}``, and the shift ``PE(p) → PE(p + k)`` becomes the
-    multiplication ``z[p + k, i] = e^{i·k·ω_i} · z[p, i]``. (Reading the pair in storage order,
-    ``sin + i·cos``, gives ``i·e^{−i·p·ω_i}`` instead: a different number.)
+    ``cos + i·sin`` it is ``e^{i·p·θ_i}``, and the shift ``PE(p) → PE(p + k)`` becomes the
+    multiplication ``z[p + k, i] = e^{i·k·θ_i} · z[p, i]``. (Reading the pair in storage order,
+    ``sin + i·cos``, gives ``i·e^{−i·p·θ_i}`` instead: a different number.)
 
     Parameters
     ----------
@@ -241,7 +241,8 @@ class SinusoidalPositionalEncoding(nn.Module):
     dim : int
         Feature dimension ``d`` (positive, even).
     dropout : float
-        Dropout probability in ``[0, 1]`` applied after the addition (as in the paper).
+        Dropout probability in ``[0, 1]`` applied after the addition. The paper applies dropout
+        0.1 here; the default 0 keeps outputs deterministic for the book's checks.
     max_len : int
         Longest sequence the precomputed table covers (>= 1).
     base : float
@@ -250,7 +251,9 @@ class SinusoidalPositionalEncoding(nn.Module):
     Notes
     -----
     The table is a non-persistent float64 buffer (not saved in ``state_dict``, since it is a
-    function of the hyper-parameters) and is cast to the input's dtype on each call.
+    function of the hyper-parameters) and is cast to the input's dtype on each call. Module-wide
+    casts (``.half()``, ``.to(torch.bfloat16)``) move the buffer's device but keep it float64, so
+    a float32 input still gets the exact table.
     """
 
     pe: torch.Tensor
@@ -269,6 +272,14 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.dropout = nn.Dropout(dropout)
         table = sinusoidal_table(self.max_len, self.dim, self.base, dtype=torch.float64)
         self.register_buffer("pe", table, persistent=False)
+
+    def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]
+        # nn.Module.half()/.to(dtype) cast every floating buffer; keep the table float64 (only
+        # its device follows fn), so rounding happens once, when it is added to x.
+        table = self.pe
+        super()._apply(fn, recurse)
+        self.pe = table.to(device=self.pe.device)
+        return self
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Return ``dropout(x + PE[:seq])``.

@@ -187,10 +187,14 @@ def test_unit_circle_axes_hold_every_path_of_each_theta_step() -> None:
 
 def test_unit_circle_path_ends_at_the_partial_sum() -> None:
     fig = unit_circle(theta=1.0, n_terms=6)
-    shown = [t for t in fig.data[2:] if t.visible]
+    shown = [t for t in fig.data[2:] if t.visible and t.xaxis in (None, "x")]
     assert len(shown) == 1
     end = complex(shown[0].x[-1], shown[0].y[-1])
     assert end == pytest.approx(complex(euler_partial_sums(1.0, 6)[-1].item()))
+    # the inset (fixed scale) shows the same S_6 next to the unit circle
+    (inset_end,) = [t for t in fig.data if t.visible and t.xaxis == "x2"]
+    assert complex(inset_end.x[0], inset_end.y[0]) == pytest.approx(end, abs=1e-9)
+    assert list(fig.layout.xaxis2.range) == [-1.4, 1.4]
     terms = [s.label for s in _steps(fig, 1)]
     assert terms[0] == "1" and terms[-1] == "20"
     for step in _steps(fig, 0):
@@ -359,3 +363,22 @@ def test_extreme_values_build() -> None:
     alibi_heatmaps(n_heads=64, seq_len=256, head=63, sliders=False)
     wavelength_spectrum(dim=512, base=1e6, factor=64.0, method="llama3", sliders=False)
     decay_curves(dim=4, base=1.5, max_distance=1, sliders=False)
+
+
+def test_dimension_buttons_keep_the_categorical_position_axis() -> None:
+    fig = encoding_heatmap(seq_len=128, dim=128)
+    for button in fig.layout.updatemenus[0].buttons:
+        assert button.args[1]["yaxis.type"] == "category"
+        assert button.args[1]["yaxis.autorange"] == "reversed"
+
+
+def test_shared_turn_readout_is_the_same_at_every_step() -> None:
+    from posenc_lib.viz.euler import shared_turn_figure
+
+    fig = shared_turn_figure(alpha=1.0, beta=0.25)
+    readouts = {s.args[1]["title.text"].split("=", 1)[1] for s in fig.layout.sliders[0].steps}
+    assert readouts == {f" {math.cos(0.75):.3f} + {math.sin(0.75):.3f} i"}
+    step = fig.layout.sliders[0].steps[6]  # shared turn π/2: arrow 1 is at angle 1 + π/2
+    assert step.args[0]["x"][0][1] == pytest.approx(math.cos(1 + math.pi / 2), abs=1e-4)
+    with pytest.raises(ValueError, match="alpha"):
+        shared_turn_figure(alpha=float("nan"))

@@ -181,3 +181,36 @@ def test_equivariance_gap_detects_non_equivariant_maps():
     assert equivariance_gap(lambda t: t.cumsum(-2), x, [1, 0, 2, 3]) > 1e-6
     with pytest.raises(TypeError, match="callable"):
         equivariance_gap(3, x, [0, 1, 2, 3])
+
+
+def test_band_mask_is_the_symmetric_band() -> None:
+    from posenc_lib.permutation import band_mask
+
+    m = band_mask(6, 2)
+    t = torch.arange(6)
+    assert torch.equal(m, (t[:, None] - t[None, :]).abs() <= 2)
+    assert torch.equal(m, m.T)
+    assert m.sum().item() == 6 + 2 * 5 + 2 * 4  # diagonal and two off-diagonals on each side
+    assert band_mask(4, 3).all() and torch.equal(band_mask(4, 0), torch.eye(4, dtype=torch.bool))
+    with pytest.raises(ValueError, match="window"):
+        band_mask(4, -1)
+
+
+def test_mask_symmetries_match_the_row_count_argument() -> None:
+    from posenc_lib import causal_mask
+    from posenc_lib.permutation import band_mask, mask_symmetries
+
+    for n in range(1, 7):
+        assert mask_symmetries(causal_mask(n)) == [tuple(range(n))]
+    # the band keeps the reversal; no mask (all True) keeps all n! orders
+    assert mask_symmetries(band_mask(5, 1)) == [(0, 1, 2, 3, 4), (4, 3, 2, 1, 0)]
+    assert len(mask_symmetries(torch.ones(4, 4, dtype=torch.bool))) == 24
+    # a padding-style mask (column 2 blocked) keeps the orders that fix slot 2
+    pad = torch.ones(4, 4, dtype=torch.bool)
+    pad[:, 2] = False
+    sym = mask_symmetries(pad)
+    assert len(sym) == 6 and all(p[2] == 2 for p in sym)
+    with pytest.raises(ValueError, match="mask"):
+        mask_symmetries(torch.ones(9, 9, dtype=torch.bool))
+    with pytest.raises(TypeError, match="mask"):
+        mask_symmetries(torch.ones(3, 3))

@@ -191,3 +191,14 @@ def test_pair_multiplication_matrix_validates() -> None:
         pair_multiplication_matrix(torch.zeros(2, 2))
     with pytest.raises(ValueError, match="finite"):
         pair_multiplication_matrix(torch.tensor([float("nan")]))
+
+
+def test_module_casts_keep_the_table_in_float64() -> None:
+    module = SinusoidalPositionalEncoding(16, max_len=32)
+    module.to(torch.bfloat16)
+    assert module.pe.dtype == torch.float64
+    x = torch.zeros(1, 32, 16)
+    assert torch.equal(module(x)[0], sinusoidal_table(32, 16))  # exact float32 table
+    module.half()
+    assert module.pe.dtype == torch.float64
+    assert module(x.half()).dtype == torch.float16

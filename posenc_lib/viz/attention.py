@@ -90,7 +90,7 @@ def attention_heatmap(
             "tickmode": "array",
             "tickvals": list(range(w.shape[1])),
             "ticktext": list(keys),
-            "side": "top",
+            "side": "bottom",  # as in the shuffle explorer (viz.permutation), so the two agree
             "tickfont": {"size": 15},
         },
         yaxis={

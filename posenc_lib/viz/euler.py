@@ -1,4 +1,5 @@
-"""Euler's formula drawn: ``e^{iθ}`` with its Taylor partial sums, and rotation by ``e^{iθ}``.
+"""Euler's formula drawn: ``e^{iθ}`` with its Taylor partial sums, rotation by ``e^{iθ}``, and
+two arrows turned together (``z₁·conj(z₂)`` does not change under a shared turn).
 
 The numbers come from the core module :mod:`posenc_lib.euler`, which this one only draws.
 """
@@ -18,11 +19,15 @@ from ._style import COLORWAY, GRID, MUTED, _slider, _style, _with
 
 __all__ = [
     "rotation_figure",
+    "shared_turn_figure",
     "unit_circle",
 ]
 
 
 _THETA_GRID = tuple(np.round(np.linspace(0.0, 2 * np.pi, 25), 4).tolist())
+# The unit-circle figure's θ grid: −2π … 2π in steps of π/6 (negative angles turn clockwise).
+_EULER_THETA_GRID = tuple(np.round(np.linspace(-2 * np.pi, 2 * np.pi, 25), 4).tolist())
+_INSET = {"x": [0.70, 0.99], "y": [0.70, 0.99]}  # paper coordinates of the unit-circle inset
 _TERMS_GRID = tuple(range(1, 21))
 
 
@@ -76,14 +81,16 @@ def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -
     n_terms : int
         Terms of ``Σ (iθ)^k / k!`` summed (1 … 200).
     sliders : bool
-        Add a θ slider (0 … 2π in steps of π/12) and a slider over the number of terms (1 … 20).
-        Each θ step refits the axes to every partial-sum path of that θ.
+        Add a θ slider (−2π … 2π in steps of π/6) and a slider over the number of terms N
+        (1 … 20). Each θ step refits the axes to every partial-sum path of that θ; an inset keeps
+        the unit circle, ``e^{iθ}`` and the last partial sum ``S_N`` at a fixed scale.
 
     Returns
     -------
     plotly.graph_objects.Figure
-        The circle, the vector ``e^{iθ}``, and the partial-sum path ``0 → S_1 → … → S_n``
-        (one path trace per term count when ``sliders``).
+        The circle, the vector ``e^{iθ}``, and the partial-sum path ``0 → S_1 → … → S_N``
+        (one path trace per term count when ``sliders``, then the inset's circle, ``e^{iθ}`` and
+        one ``S_N`` marker per term count).
     """
     theta = _real(theta, "theta", -4 * math.pi, 4 * math.pi)
     n_terms = _int(n_terms, "n_terms", 1, 200)
@@ -111,7 +118,7 @@ def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -
     )
     terms = _with(_TERMS_GRID, n_terms) if sliders else [n_terms]
     terms = [int(t) for t in terms]
-    thetas = _with(_THETA_GRID, theta) if sliders else [theta]
+    thetas = _with(_EULER_THETA_GRID, theta) if sliders else [theta]
     for t in terms:
         fig.add_trace(
             go.Scatter(
@@ -130,10 +137,33 @@ def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -
         yaxis={"title": {"text": "imaginary part"}, "range": [-lim, lim], "scaleanchor": "x"},
         legend={"orientation": "h", "x": 0.0, "y": -0.15, "yanchor": "top"},
     )
-    title = "e^(iθ) on the unit circle, and the Taylor partial sums Σ_{k<n} (iθ)^k / k!"
+    title = "e^(iθ) on the unit circle, and the partial sums S_N = Σ_{n<N} (iθ)^n / n!"
     if not sliders:
         return _style(fig, title, height=560)
     paths = list(range(2, len(fig.data)))
+    # Inset: the unit circle at a fixed scale, so convergence stays visible when the main frame
+    # is fitted to partial sums that swing out to ~47.
+    inset_axes = {"xaxis": "x2", "yaxis": "y2", "showlegend": False}
+    fig.add_trace(go.Scatter(x=np.cos(phi).round(3), y=np.sin(phi).round(3), mode="lines",
+                             line={"color": MUTED, "width": 1}, hoverinfo="skip", **inset_axes))
+    fig.add_trace(go.Scatter(**_euler_point(theta), mode="lines", hoverinfo="skip",
+                             line={"color": COLORWAY[5], "width": 2}, **inset_axes))
+    inset_target = len(fig.data) - 1
+    for t in terms:
+        end = _euler_path(theta, t)
+        fig.add_trace(go.Scatter(x=[end["x"][-1]], y=[end["y"][-1]], mode="markers",
+                                 visible=t == n_terms, marker={"size": 8, "color": COLORWAY[0]},
+                                 hovertemplate=f"S_{t} = %{{x:.4f}} + %{{y:.4f}} i<extra></extra>",
+                                 **inset_axes))
+    ends = list(range(inset_target + 1, len(fig.data)))
+    fig.update_layout(
+        xaxis2={"domain": _INSET["x"], "range": [-1.4, 1.4], "anchor": "y2", "visible": False},
+        yaxis2={"domain": _INSET["y"], "range": [-1.4, 1.4], "anchor": "x2", "visible": False,
+                "scaleanchor": "x2"},
+    )
+    fig.add_shape(type="rect", xref="paper", yref="paper", x0=_INSET["x"][0], x1=_INSET["x"][1],
+                  y0=_INSET["y"][0], y1=_INSET["y"][1], line={"color": GRID},
+                  fillcolor="rgba(255,255,255,0.9)", layer="below")
     theta_steps = []
     for th in thetas:
         ps = [_euler_path(th, t) for t in terms]
@@ -143,12 +173,17 @@ def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -
                 "label": f"{th:.2f}",
                 "args": [
                     {
-                        "x": [_lists(_euler_point(th)["x"], 4)] + [_lists(p["x"], 4) for p in ps],
-                        "y": [_lists(_euler_point(th)["y"], 4)] + [_lists(p["y"], 4) for p in ps],
-                        "name": ["e^(iθ) = cos θ + i sin θ"] + [p["name"] for p in ps],
+                        "x": [_lists(_euler_point(th)["x"], 4)] + [_lists(p["x"], 4) for p in ps]
+                        + [_lists(_euler_point(th)["x"], 4)]
+                        + [[round(float(p["x"][-1]), 4)] for p in ps],
+                        "y": [_lists(_euler_point(th)["y"], 4)] + [_lists(p["y"], 4) for p in ps]
+                        + [_lists(_euler_point(th)["y"], 4)]
+                        + [[round(float(p["y"][-1]), 4)] for p in ps],
+                        "name": ["e^(iθ) = cos θ + i sin θ"] + [p["name"] for p in ps]
+                        + ["e^(iθ)"] + [f"S_{t}" for t in terms],
                     },
                     _euler_axes(th, terms),
-                    [1, *paths],
+                    [1, *paths, inset_target, *ends],
                 ],
             }
         )
@@ -156,16 +191,16 @@ def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -
         {
             "method": "restyle",
             "label": str(t),
-            "args": [{"visible": [tt == t for tt in terms]}, paths],
+            "args": [{"visible": [tt == t for tt in terms] * 2}, [*paths, *ends]],
         }
         for t in terms
     ]
     fig.update_layout(
         sliders=[
-            _slider(theta_steps, thetas.index(theta), "θ (rad) = ", y=-0.26, pad_t=10),
-            _slider(term_steps, terms.index(n_terms), "terms n = ", y=-0.42, pad_t=10),
+            _slider(theta_steps, thetas.index(theta), "θ (rad) = ", y=-0.24, pad_t=10),
+            _slider(term_steps, terms.index(n_terms), "terms N = ", y=-0.46, pad_t=10),
         ],
-        margin={"b": 230},
+        margin={"b": 250},
     )
     return _style(fig, title, height=720)
 
@@ -286,3 +321,80 @@ def rotation_figure(
         margin={"b": 150},
     )
     return _style(fig, title, height=600)
+
+
+_SHIFT_GRID = tuple(np.round(np.linspace(0.0, 2 * np.pi, 25), 4).tolist())
+
+
+def _shared_turn_state(z1: complex, z2: complex, shift: float) -> tuple[list[dict[str, Any]], str]:
+    w1 = complex(rotate_complex(complex(z1), shift))  # z1·e^{i·shift}
+    w2 = complex(rotate_complex(complex(z2), shift))
+    product = w1 * w2.conjugate()
+    traces = [
+        {"x": [0.0, round(w1.real, 4)], "y": [0.0, round(w1.imag, 4)]},
+        {"x": [0.0, round(w2.real, 4)], "y": [0.0, round(w2.imag, 4)]},
+    ]
+    title = (f"shared turn {shift:.2f} rad: z₁·conj(z₂) = {product.real:.3f} "
+             f"{'+' if product.imag >= 0 else '−'} {abs(product.imag):.3f} i")
+    return traces, title
+
+
+def shared_turn_figure(
+    alpha: float = 1.2, beta: float = 0.3, shift: float = 0.0, *, sliders: bool = True
+) -> go.Figure:
+    """Two unit-length arrows at angles ``α`` and ``β``, both turned by a shared ``shift``.
+
+    The readout in the title is ``z₁·conj(z₂)`` for the turned arrows: its real part is their dot
+    product, its imaginary part ``sin(α − β)``; neither moves when both arrows turn together,
+    which is the identity rotary embeddings are built on.
+
+    Parameters
+    ----------
+    alpha, beta : float
+        Angles of the two arrows in radians (−10π … 10π).
+    shift : float
+        Shared turn shown first (−10π … 10π; added to the slider's grid 0 … 2π).
+    sliders : bool
+        Add a slider over the shared turn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: unit circle, arrow 1, arrow 2.
+    """
+    alpha = _real(alpha, "alpha", -10 * math.pi, 10 * math.pi)
+    beta = _real(beta, "beta", -10 * math.pi, 10 * math.pi)
+    shift = _real(shift, "shift", -10 * math.pi, 10 * math.pi)
+    sliders = _bool(sliders, "sliders")
+    z1, z2 = complex(math.cos(alpha), math.sin(alpha)), complex(math.cos(beta), math.sin(beta))
+    phi = np.linspace(0, 2 * np.pi, 121)
+    fig = go.Figure(go.Scatter(x=np.cos(phi).round(4), y=np.sin(phi).round(4), mode="lines",
+                               line={"color": GRID}, hoverinfo="skip", name="unit circle"))
+    traces, title = _shared_turn_state(z1, z2, shift)
+    for trace, name, colour in zip(traces, (f"z₁ (angle α = {alpha:.2f} + turn)",
+                                            f"z₂ (angle β = {beta:.2f} + turn)"),
+                                   (COLORWAY[0], COLORWAY[5]), strict=True):
+        fig.add_trace(go.Scatter(**trace, mode="lines+markers", name=name,
+                                 line={"color": colour, "width": 3}, marker={"size": [0, 11]},
+                                 hoverinfo="skip"))
+    fig.update_layout(
+        xaxis={"title": {"text": "real part"}, "range": [-1.3, 1.3]},
+        yaxis={"title": {"text": "imaginary part"}, "range": [-1.3, 1.3], "scaleanchor": "x"},
+        legend={"orientation": "h", "x": 0.0, "y": -0.15, "yanchor": "top"},
+    )
+    if not sliders:
+        return _style(fig, title, height=520)
+    shifts = _with(_SHIFT_GRID, shift)
+    steps = []
+    for sh in shifts:
+        st, ttl = _shared_turn_state(z1, z2, sh)
+        steps.append({"method": "update", "label": f"{sh:.2f}",
+                      "args": [{"x": [t["x"] for t in st], "y": [t["y"] for t in st]},
+                               {"title.text": ttl}, [1, 2]]})
+    fig.update_layout(
+        sliders=[_slider(steps, shifts.index(shift), "shared turn (rad) = ", y=-0.26, pad_t=10)],
+        margin={"b": 150},
+    )
+    fig = _style(fig, title, height=600)
+    fig.update_layout(title={"font": {"size": 14}})
+    return fig

@@ -207,7 +207,7 @@ def encoding_heatmap(
     dims = [int(d) for d in _with(DIM_GRID, dim) if d <= 4096]
     bases = _with(BASE_GRID, base)
     # Group dimensions whose sampled pairs have the same 2i/d: their columns hold identical values
-    # (ω_i = b^(-2i/d)), so one z array per base serves the whole group and only x changes.
+    # (θ_i = b^(-2i/d)), so one z array per base serves the whole group and only x changes.
     groups: dict[tuple[Fraction, ...], list[int]] = {}
     pairs_of: dict[int, np.ndarray] = {}
     for d in dims:
@@ -263,7 +263,10 @@ def encoding_heatmap(
                 "label": f"d = {d}",
                 "args": [
                     {"visible": [group_of[d] == g for g in range(n)], "x": xs},
-                    {"xaxis.title.text": _heatmap_xtitle(d, len(pairs_of[d]))},
+                    # restate the categorical y-axis: an "update" otherwise lets plotly re-guess
+                    # it as linear, which opens a blank band where rows are skipped
+                    {"xaxis.title.text": _heatmap_xtitle(d, len(pairs_of[d])),
+                     "yaxis.type": "category", "yaxis.autorange": "reversed"},
                     list(range(n)),
                 ],
             }

@@ -56,7 +56,9 @@ def _permutation_weights(
     """Tokens in ``order`` and their attention weights ``(seq, seq)`` without and with PE."""
     vocab = list(dict.fromkeys(sentence))  # distinct tokens, first appearance first
     embed = ToyEmbedding(vocab, dim, seed=seed)
-    head = TinySelfAttention(dim, seed=seed)
+    # seed + 1 for the head, as TinyEncoder does: with one seed W_q's rows would repeat the
+    # embedding table.
+    head = TinySelfAttention(dim, seed=seed + 1)
     tokens = [sentence[i] for i in order]
     x = embed(tokens)  # (seq, dim)
     pe = sinusoidal_table(len(tokens), dim, base, dtype=torch.float64)  # (seq, dim)
@@ -120,7 +122,8 @@ def permutation_figure(
     dim : int
         Embedding width (even, 2 … 512).
     seed : int
-        Seed of the embeddings and the head's weights (0 … 2**63 − 1).
+        Seed of the embeddings (0 … 2**63 − 1); the head's weights use ``seed + 1``, so
+        ``ToyEmbedding(vocab, dim, seed=s)`` and ``TinySelfAttention(dim, seed=s + 1)`` rebuild it.
     order_index : int
         Which ordering to show first, an index into :func:`sentence_orderings`.
     base : float

@@ -1,0 +1,48 @@
+"""Chapter 2's figures: the length lines and the PE·PEᵀ similarity maps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from posenc_lib import binary_encoding, sinusoidal_table
+from posenc_lib.viz.design import length_lines, similarity_maps
+
+
+def test_length_lines_integer_is_length_free_normalised_is_not() -> None:
+    fig = length_lines((10, 100))
+    integer = [np.asarray(t.y) for t in fig.data if t.xaxis == "x"]
+    normalised = [np.asarray(t.y) for t in fig.data if t.xaxis == "x2"]
+    assert len(integer) == len(normalised) == 2
+    np.testing.assert_array_equal(integer[1][:10], integer[0])  # same values at every length
+    assert integer[1][-1] == 99 and normalised[0][-1] == normalised[1][-1] == 1.0
+    assert abs(normalised[0][5] - 5 / 9) < 1e-5 and abs(normalised[1][5] - 5 / 99) < 1e-5
+
+
+def test_similarity_maps_show_scaled_gram_matrices() -> None:
+    sin = sinusoidal_table(32, 16, dtype=torch.float64)
+    fig = similarity_maps({"sin": sin, "binary": binary_encoding(32, 16, dtype=torch.float64)})
+    z = np.asarray(fig.data[0].z, dtype=float)
+    np.testing.assert_allclose(z, (sin @ sin.T / 8).numpy(), atol=1e-3)  # ‖PE‖² = d/2 = 8
+    for k in range(32):  # constant diagonals: translation invariance
+        assert np.ptp(np.diagonal(z, k)) < 2e-3
+    assert fig.data[0].zmin == -1.0 and fig.data[1].zmax == 1.0
+    assert [a.text for a in fig.layout.annotations] == ["sin", "binary"]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "name"),
+    [
+        (lambda: length_lines(()), ValueError, "lengths"),
+        (lambda: length_lines((1,)), ValueError, "lengths"),
+        (lambda: length_lines("ab"), TypeError, "lengths"),
+        (lambda: similarity_maps({}), ValueError, "tables"),
+        (lambda: similarity_maps({"z": torch.zeros(4, 2)}), ValueError, "tables"),
+        (lambda: similarity_maps({"big": torch.ones(200, 2)}), ValueError, "tables"),
+        (lambda: similarity_maps({"a": torch.ones(4, 2)}, cols=0), ValueError, "cols"),
+    ],
+)
+def test_bad_arguments_name_the_parameter(call, error: type, name: str) -> None:
+    with pytest.raises(error, match=name):
+        call()

@@ -1,0 +1,81 @@
+"""Chapter 3's figures: clock hands, training arcs, the decay law and the four logit terms."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from posenc_lib import sinusoidal_frequencies
+from posenc_lib.properties import logit_terms
+from posenc_lib.sinusoidal import sinusoidal_table
+from posenc_lib.viz.sinusoid import (
+    clock_hands,
+    decay_law_figure,
+    logit_terms_figure,
+    training_arcs,
+)
+
+
+def test_clock_hands_point_at_the_pairs_angles() -> None:
+    fig = clock_hands(dim=8, position=3)
+    hands = fig.data[-1]
+    theta = sinusoidal_frequencies(8).tolist()
+    for i, th in enumerate(theta):  # tip minus centre is (sin 3θ_i, cos 3θ_i)
+        dx = hands.x[3 * i + 1] - hands.x[3 * i]
+        dy = hands.y[3 * i + 1] - hands.y[3 * i]
+        assert dx == pytest.approx(math.sin(3 * th), abs=1e-3)
+        assert dy == pytest.approx(math.cos(3 * th), abs=1e-3)
+    labels = [s.label for s in fig.layout.sliders[0].steps]
+    assert "3" in labels and "10000" in labels
+
+
+def test_training_arcs_count_the_pairs_under_one_turn() -> None:
+    fig = training_arcs(dim=512, train_len=512)
+    assert fig.layout.title.text.startswith("L_train = 512: 133 of 256")
+    turns = np.asarray(fig.data[0].y)
+    assert int((turns < 1).sum()) == 133
+    steps = {s.label: s for s in fig.layout.sliders[0].steps}
+    assert "64 of 256" not in steps["32,768"].args[1]["title.text"]
+
+
+def test_decay_law_figure_traces_match_the_library() -> None:
+    fig = decay_law_figure(dim=512, max_distance=1000)
+    k = np.asarray(fig.data[1].x)
+    theta = sinusoidal_frequencies(512).double()
+    expected = torch.cos(torch.as_tensor(k, dtype=torch.float64)[:, None] * theta).mean(-1)
+    np.testing.assert_allclose(fig.data[1].y, expected.numpy(), atol=1e-4)
+    np.testing.assert_allclose(fig.data[0].y, fig.data[1].y)  # opens on b = 10 000
+    assert list(fig.layout.yaxis.range) == [-0.35, 1.05]
+
+
+def test_logit_terms_figure_plots_the_terms() -> None:
+    gen = torch.Generator().manual_seed(0)
+    w_q, w_k = (torch.randn(8, 8, generator=gen, dtype=torch.float64) for _ in range(2))
+    x, y = (torch.randn(8, generator=gen, dtype=torch.float64) for _ in range(2))
+    m = torch.arange(20, dtype=torch.float64)
+    pe_m = sinusoidal_table(20, 8, dtype=torch.float64, positions=m)
+    pe_n = sinusoidal_table(20, 8, dtype=torch.float64, positions=m + 3)
+    terms = logit_terms(x, y, pe_m, pe_n, w_q, w_k)
+    fig = logit_terms_figure(terms, m, offset=3)
+    assert len(fig.data) == 5
+    np.testing.assert_allclose(fig.data[4].y, terms["total"].numpy(), atol=1e-4)
+    with pytest.raises(ValueError, match="terms"):
+        logit_terms_figure({"total": m}, m, offset=3)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: clock_hands(dim=34), "dim"),
+        (lambda: clock_hands(position=-1), "position"),
+        (lambda: training_arcs(train_len=1), "train_len"),
+        (lambda: decay_law_figure(max_distance=5), "max_distance"),
+        (lambda: decay_law_figure(base=1.0), "base"),
+    ],
+)
+def test_bad_arguments_name_the_parameter(call, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        call()
