@@ -77,7 +77,11 @@ def test_yarn_options(options: dict) -> None:
 @pytest.mark.parametrize("legacy", [False, True])
 def test_every_preset(name: str, legacy: bool) -> None:
     preset = ROPE_PRESETS[name]
-    inv, att = _hf(preset.hf_fields(legacy=legacy), preset.head_dim)
+    fields = preset.hf_fields(legacy=legacy)
+    if legacy and preset.model_type == "gpt_neox":  # its own keys; LlamaConfig reads Llama's
+        fields["rope_theta"] = fields.pop("rotary_emb_base")
+        fields["partial_rotary_factor"] = fields.pop("rotary_pct")
+    inv, att = _hf(fields, preset.head_dim)
     ours, ours_att = preset.rope()
     torch.testing.assert_close(inv.double(), ours, rtol=3e-6, atol=0)
     assert att == pytest.approx(ours_att, rel=1e-12)
@@ -103,7 +107,7 @@ def test_shapes_of_the_blocks() -> None:
     assert hf_config_fields("yarn", dim=64, factor=4.0,
                             original_max_position=2048)["max_position_embeddings"] == 8192
     neox = ROPE_PRESETS["GPT-NeoX-20B"].hf_fields(legacy=True)
-    assert neox["partial_rotary_factor"] == 0.25 and neox["rope_scaling"] is None
+    assert neox["rotary_pct"] == 0.25 and neox["rope_scaling"] is None  # GPT-NeoX's own keys
     text = format_hf_config(ROPE_PRESETS["Phi-3.5-mini-instruct"].hf_fields(), max_list=3)
     assert "… 48 values …" in text and '"rope_type": "longrope"' in text
 
