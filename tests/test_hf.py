@@ -61,7 +61,7 @@ def test_dynamic_at_the_current_length(seq_len: int) -> None:
 @pytest.mark.parametrize("options", [
     {"beta_fast": 16.0, "beta_slow": 2.0}, {"truncate": False},
     {"mscale": 0.707, "mscale_all_dim": 0.707}, {"mscale": 1.0, "mscale_all_dim": 0.707},
-    {"attention_factor": 1.5},
+    {"attention_factor": 1.5}, {"mscale": 0.707}, {"mscale_all_dim": 0.707},
 ])
 def test_yarn_options(options: dict) -> None:
     fields = hf_config_fields("yarn", dim=64, base=1e4, factor=40.0, original_max_position=4096,
@@ -126,7 +126,7 @@ def test_shapes_of_the_blocks() -> None:
     ({"method": "ntk", "dim": 2}, "dim"),
     ({"method": "pi", "beta_fast": 3.0}, "beta_fast"),
     ({"method": "yarn", "original_max_position": 0}, "original_max_position"),
-    ({"method": "yarn", "original_max_position": 4096, "mscale": 0.7}, "mscale"),
+    ({"method": "yarn", "original_max_position": 4096, "mscale": -0.7}, "mscale"),
     ({"method": "llama3", "original_max_position": 4096, "low_freq_factor": 4.0}, "low_freq"),
     ({"method": "none", "partial_rotary_factor": 1.5}, "partial_rotary_factor"),
 ])

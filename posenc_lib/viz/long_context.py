@@ -5,6 +5,7 @@ Every number comes from :mod:`posenc_lib.long_context` and :mod:`posenc_lib.rope
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -214,16 +215,44 @@ def granularity_figure(
     return _style(fig, title, height=560)
 
 
-def _spiral_state(
-    pair: int, dim: int, base: float, factor: float, abf_base: float, length: int
-) -> list[dict[str, Any]]:
-    step = max(1, length // 256)
-    positions = torch.arange(0, length + 1, step, dtype=torch.float64)
-    spectra = {
+_SPIRAL_POINTS = 512  # samples per spiral: keeps the page small
+
+
+def _spiral_spectra(dim: int, base: float, factor: float, abf_base: float
+                    ) -> dict[str, torch.Tensor]:
+    return {
         "RoPE": rope.rope_inv_freq(dim, base),
         "PI": rope.rope_inv_freq(dim, base) / factor,
         "ABF": rope.rope_inv_freq(dim, abf_base),
     }
+
+
+def _spiral_grid(pair: int, dim: int, base: float, factor: float, abf_base: float,
+                 length: int) -> tuple[int, int]:
+    """``(step, end)``: sample every ``step`` positions up to ``end``, never aliasing.
+
+    A sample every ``step`` positions turns the fastest of the three spectra by at most π/8, so
+    the drawn curve is the spiral and not a moiré of it; fast pairs are then drawn over the first
+    ``512·step`` positions only (they repeat the same circle anyway).
+    """
+    fastest = max(float(t[pair]) for t in _spiral_spectra(dim, base, factor, abf_base).values())
+    step = max(1, min(length // _SPIRAL_POINTS, math.floor(math.pi / 8 / fastest)))
+    return step, min(length, _SPIRAL_POINTS * step)
+
+
+def _spiral_title(pair: int, dim: int, base: float, factor: float, abf_base: float,
+                  length: int) -> str:
+    step, end = _spiral_grid(pair, dim, base, factor, abf_base, length)
+    return (f"Pair i = {pair}, positions 0 … {_fmt(end)} (every {step}): angle m·θ_i, "
+            f"radius m (d = {dim})")
+
+
+def _spiral_state(
+    pair: int, dim: int, base: float, factor: float, abf_base: float, length: int
+) -> list[dict[str, Any]]:
+    step, end = _spiral_grid(pair, dim, base, factor, abf_base, length)
+    positions = torch.arange(0, end + 1, step, dtype=torch.float64)
+    spectra = _spiral_spectra(dim, base, factor, abf_base)
     out = []
     for name, theta in spectra.items():
         angle = rope.rope_angles(positions, theta)[:, pair]
@@ -247,6 +276,10 @@ def pair_spiral_figure(
     sliders: bool = True,
 ) -> go.Figure:
     """One pair's angle ``m·θ_i`` drawn as a spiral (radius = position) for RoPE, PI and ABF.
+
+    This is the book's own picture, not the helices of LLaMA 2 Long's Figure 8. Positions are
+    sampled finely enough that no pair aliases (at most π/8 per sample); fast pairs are drawn
+    over their first 512 samples.
 
     Parameters
     ----------
@@ -289,8 +322,7 @@ def pair_spiral_figure(
     fig.update_yaxes(scaleanchor="x3", row=1, col=3)
     fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.2, "yanchor": "top"},
                       margin={"b": 110})
-    title = (f"Pair i = {pair} over positions 0 … {_fmt(length)}: angle m·θ_i, radius m "
-             f"(d = {dim})")
+    title = _spiral_title(pair, dim, base, factor, abf_base, length)
     if not sliders:
         return _style(fig, title, height=460)
     grid = sorted({0, 8, 16, 24, 32, 40, 48, 56, dim // 2 - 1, pair} & set(range(dim // 2)))
@@ -301,8 +333,7 @@ def pair_spiral_figure(
             {"x": [_lists(s["x"], 0) for s in st], "y": [_lists(s["y"], 0) for s in st],
              "customdata": [_lists(s["customdata"], 2) for s in st],
              "name": [s["name"] for s in st]},
-            {"title.text": f"Pair i = {p} over positions 0 … {_fmt(length)}: angle m·θ_i, "
-                           f"radius m (d = {dim})"},
+            {"title.text": _spiral_title(p, dim, base, factor, abf_base, length)},
             [0, 1, 2]]})
     fig.update_layout(sliders=[_slider(steps, grid.index(pair), "pair i = ", y=-0.3)],
                       margin={"b": 170})
