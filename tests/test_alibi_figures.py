@@ -227,3 +227,17 @@ def test_every_live_explorer_sends_only_json(wire: list[dict], name: str) -> Non
                 for option in control.options:
                     control.value = option[1] if isinstance(option, tuple) else option
     assert wire  # the moves really produced messages
+
+
+def test_alibi_heatmap_head_slider_changes_the_colours() -> None:
+    # A fixed colour range: the normalised colours differ between heads (they did not when the
+    # range was −m·(L−1) per head), and the title claims nothing about the slopes.
+    from posenc_lib.viz.alibi import _alibi_state, alibi_heatmaps
+
+    def normalised(head: int) -> np.ndarray:
+        st = _alibi_state(8, 32, head)[0]
+        z = np.array([[np.nan if v is None else v for v in row] for row in st["z"]], dtype=float)
+        return (np.clip(z, st["zmin"], st["zmax"]) - st["zmin"]) / (st["zmax"] - st["zmin"])
+
+    assert np.nanmax(np.abs(normalised(0) - normalised(7))) > 0.5
+    assert "geometric" not in alibi_heatmaps(12).layout.title.text

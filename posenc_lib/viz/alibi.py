@@ -79,6 +79,13 @@ def _sampled(n: int, at_most: int) -> np.ndarray:
 # --- one head: bias and attention ----------------------------------------------------------------
 
 
+_BIAS_CLIP = 10.0  # nats: the bias panel's colour range is [−10, 0] for every head
+
+
+def _alibi_title(n_heads: int) -> str:
+    return f"ALiBi, {n_heads} heads: one head's bias (colours clip at −10) and attention"
+
+
 def _alibi_state(
     n_heads: int, seq_len: int, head: int, positions: np.ndarray | None = None,
     decimals: int | None = None,
@@ -99,7 +106,9 @@ def _alibi_state(
             "x": axis,
             "y": axis,
             "z": _none_where_masked(b, decimals),  # masked (−inf) cells are left blank
-            "zmin": -slope * (seq_len - 1),
+            # One fixed range for every head (clipped at −10 nats, a 4.5e-5 weight ratio), so the
+            # head slider changes the colours, not only the colour bar's labels.
+            "zmin": -_BIAS_CLIP,
             "zmax": 0.0,
             "hovertemplate": "query i = %{y}, key j = %{x}<br>bias −m·(i−j) = %{z:.3f}" + extra,
         },
@@ -175,7 +184,7 @@ def alibi_heatmaps(
         fig.update_xaxes(title_text="key position j", row=1, col=c)
         fig.update_yaxes(autorange="reversed", row=1, col=c)
     fig.update_yaxes(title_text="query position i", row=1, col=1)
-    title = f"ALiBi with {n_heads} heads: slopes m_h form a geometric sequence"
+    title = _alibi_title(n_heads)
     if sliders:
         shown = sorted(set(_sampled(n_heads, _MAX_HEAD_STEPS).tolist()) | {head})
         steps = []
@@ -188,7 +197,7 @@ def alibi_heatmaps(
                     "args": [
                         {
                             "z": [st[0]["z"], st[1]["z"]],
-                            "zmin": [st[0]["zmin"], 0.0],
+                            "zmin": [-_BIAS_CLIP, 0.0],
                             "hovertemplate": [st[0]["hovertemplate"], st[1]["hovertemplate"]],
                         },
                         [0, 1],

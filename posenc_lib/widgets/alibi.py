@@ -10,6 +10,7 @@ from ..viz._style import _apply_state
 from ..viz.alibi import (
     _alibi_lines_state,
     _alibi_state,
+    _alibi_title,
     _reach_state,
     _rope_state,
     _window_state,
@@ -39,9 +40,7 @@ def alibi_live(n_heads: int = 8, seq_len: int = 32, *, head: int = 0) -> LiveExp
         ui.controls["head"].max = v["n_heads"] - 1
         head_ = min(ui.controls["head"].value, v["n_heads"] - 1)
         _apply_state(ui.figure, _alibi_state(v["n_heads"], v["seq_len"], head_))
-        ui.figure.layout.title.text = (
-            f"ALiBi with {v['n_heads']} heads: slopes m_h form a geometric sequence"
-        )
+        ui.figure.layout.title.text = _alibi_title(v["n_heads"])
 
     return LiveExplorer(fig, controls, update)
 
