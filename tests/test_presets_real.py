@@ -84,12 +84,14 @@ def test_preset_matches_the_recorded_config(name: str) -> None:
         if key in scaling:
             assert p.options[key] == float(scaling[key]), key
     if "rotary_pct" in real:
-        assert p.rotary_dim == real["rotary_pct"] * real["hidden_size"] / real["num_attention_heads"]
+        head = real["hidden_size"] / real["num_attention_heads"]
+        assert p.rotary_dim == real["rotary_pct"] * head
     if "qk_rope_head_dim" in real:
         assert p.rotary_dim == p.head_dim == real["qk_rope_head_dim"]
     if model_type == "phi3":
         assert p.head_dim == real["hidden_size"] // real["num_attention_heads"]
-        assert p.factor == real["max_position_embeddings"] / real["original_max_position_embeddings"]
+        original = real["original_max_position_embeddings"]
+        assert p.factor == real["max_position_embeddings"] / original
         assert len(p.options["long_factor"]) == len(p.options["short_factor"]) == p.head_dim // 2
 
 
