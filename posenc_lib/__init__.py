@@ -14,6 +14,7 @@ from .alibi import (
     alibi_window_mass,
     flash_attn_alibi_bias,
     linear_bias,
+    packed_alibi_bias,
 )
 from .analysis import rope_decay_bound, sinusoidal_similarity, wavelengths
 from .attention import attention, causal_mask
@@ -93,6 +94,7 @@ __all__ = [
     "llama3_inv_freq",
     "normalized_encoding",
     "ntk_inv_freq",
+    "packed_alibi_bias",
     "partial_rotary_dim",
     "pi_inv_freq",
     "rope_angles",
