@@ -5,6 +5,7 @@ from __future__ import annotations
 import cmath
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -207,3 +208,22 @@ def test_pair_spiral_samples_never_alias() -> None:
                 turn = torch.remainder(a[1:] - a[:-1], 2 * math.pi)
                 assert bool((turn <= math.pi / 8 + 1e-9).all()), pair
     assert _spiral_grid(40, 128, 1e4, 8.0, 5e5, 4096) == (8, 4096)  # slow pairs: the full range
+
+
+def test_interpolation_ramps_figure() -> None:
+    from posenc_lib.viz.long_context import interpolation_ramps
+
+    fig = interpolation_ramps()
+    traces = {t.name: (np.array(t.x, dtype=float), np.array(t.y, dtype=float)) for t in fig.data}
+    r, pi = traces["PI"]
+    assert np.allclose(pi, 1.0, atol=1e-3)  # PI divides every pair by s
+    _, ntk = traces["NTK-aware"]
+    assert ntk[0] == 0.0 and abs(ntk[-1] - 1) < 1e-3 and 0.72 < ntk[46] < 0.74  # critical pair
+    for name in ("YaRN (transformers)", "YaRN (paper, α = 1, β = 32)",
+                 "Llama 3.1 (= paper, α = 1, β = 4)"):
+        _, y = traces[name]
+        assert np.all(y[r > 32] < 1e-3) and np.all(y[r < 1] > 1 - 1e-3), name
+    _, llama = traces["Llama 3.1 (= paper, α = 1, β = 4)"]
+    assert np.all(llama[r > 4] < 1e-3)  # Llama keeps everything above 4 turns
+    with pytest.raises(ValueError, match="factor"):
+        interpolation_ramps(factor=1.0)

@@ -23,6 +23,7 @@ __all__ = [
     "GRANULARITY_DIMS",
     "all_ones_figure",
     "granularity_figure",
+    "interpolation_ramps",
     "pair_spiral_figure",
 ]
 
@@ -338,3 +339,75 @@ def pair_spiral_figure(
     fig.update_layout(sliders=[_slider(steps, grid.index(pair), "pair i = ", y=-0.3)],
                       margin={"b": 170})
     return _style(fig, title, height=540)
+
+
+# --- every method as a ramp over r = L/λ ---------------------------------------------------------
+
+
+def _ramp_curves(dim: int, base: float, factor: float, train_len: int
+                 ) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """``(name, r, fraction)`` per method: ``fraction = ln(θ/θ')/ln s`` against ``r = L/λ``."""
+    from .. import extension, scaling  # local: the figure module stays light to import
+
+    theta = rope.rope_inv_freq(dim, base)
+    r = train_len * theta / (2 * math.pi)
+    spectra = {
+        "PI": scaling.pi_inv_freq(dim, base, factor),
+        "NTK-aware": scaling.ntk_inv_freq(dim, base, factor),
+        "YaRN (transformers)": scaling.yarn_inv_freq(dim, base, factor, train_len)[0],
+        "YaRN (paper, α = 1, β = 32)": extension.yarn_paper_inv_freq(dim, base, factor, train_len),
+        "Llama 3.1 (= paper, α = 1, β = 4)": scaling.llama3_inv_freq(dim, base, factor, train_len),
+    }
+    out = []
+    for name, inv in spectra.items():
+        fraction = torch.log(theta / inv) / math.log(factor)
+        out.append((name, _np(r), _np(fraction)))
+    return out
+
+
+def interpolation_ramps(
+    dim: int = 128, base: float = 10000.0, factor: float = 8.0, train_len: int = 4096,
+) -> go.Figure:
+    """Every method as a ramp: how much of the full factor ``s`` each pair gets, against ``L/λ``.
+
+    The y value is ``ln(θ_i/θ'_i)/ln s``: 0 keeps the pair (extrapolates), 1 divides it by ``s``
+    (interpolates). The x value is the number of turns the pair makes in the training context,
+    ``r = L/λ_i`` (log scale): the critical pair sits at ``r = 1``.
+
+    Parameters
+    ----------
+    dim, base : int, float
+        RoPE's dimension (even, 8 … 512) and base.
+    factor : float
+        Scale factor ``s`` (1.5 … 64).
+    train_len : int
+        Training context ``L`` (16 … 2**22).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    dim = _even(dim, "dim", 8, 512)
+    base = _base(base)
+    factor = _real(factor, "factor", 1.5, 64.0)
+    train_len = _int(train_len, "train_len", 16, 2**22)
+    fig = go.Figure()
+    dashes = ["solid", "dot", "solid", "dash", "dashdot"]
+    for k, (name, r, fraction) in enumerate(_ramp_curves(dim, base, factor, train_len)):
+        fig.add_trace(go.Scatter(
+            x=_lists(r, 4), y=_lists(fraction, 4), name=name, mode="lines+markers",
+            line={"color": COLORWAY[k], "dash": dashes[k], "width": 2}, marker={"size": 4},
+            hovertemplate="r = L/λ = %{x:.3g}<br>share of ln s = %{y:.3f}<extra>" + name
+                          + "</extra>",
+        ))
+    fig.add_vline(x=1.0, line={"color": MUTED, "dash": "dash", "width": 1})
+    fig.update_layout(
+        xaxis={"title": {"text": "turns in the training context, r = L/λ_i"}, "type": "log",
+               "autorange": "reversed"},
+        yaxis={"title": {"text": "ln(θ_i/θ'_i) / ln s"}, "range": [-0.05, 1.05]},
+        legend={"orientation": "h", "x": 0.0, "y": -0.22, "yanchor": "top"},
+        margin={"b": 150},
+    )
+    title = (f"Each method as a ramp over r = L/λ<br><sup>d = {dim}, b = {_fmt(base)}, "
+             f"s = {_fmt(factor)}, L = {_fmt(train_len)}; 0 = kept, 1 = divided by s</sup>")
+    return _style(fig, title, height=520)
