@@ -131,14 +131,15 @@ def alibi_window_live(n_heads: int = 8, window: int = 512, max_factor: int = 16)
         trace = ui.figure.data[0]
         trace.update(x=state["x"], y=state["y"], marker={"color": state["marker"]["color"]})
         trace.hovertemplate = (
-            "sequence length T = %{x}<br>mass on the last "
-            f"{v['window']} keys = %{{y:.4f}}<br>head with log₂(1/m) = "
+            "sequence length T = %{x}<br>mass beyond the last "
+            f"{v['window']} keys = %{{y:.3g}}<br>head with log₂(1/m) = "
             "%{marker.color:.3f}<extra></extra>"
         )
         ui.figure.layout.xaxis.title.text = (
             f"sequence length T (tokens, log scale; L = {v['window']})"
         )
-        ui.figure.layout.yaxis.title.text = f"attention mass on the last L = {v['window']} keys"
+        ui.figure.layout.yaxis.title.text = (
+            f"mass beyond the last L = {v['window']} keys (log; floor 10⁻⁶)")
 
     return LiveExplorer(fig, controls, update)
 
