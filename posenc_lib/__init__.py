@@ -14,6 +14,7 @@ from .alibi import (
     alibi_window_mass,
     flash_attn_alibi_bias,
     linear_bias,
+    packed_alibi_bias,
 )
 from .analysis import rope_decay_bound, sinusoidal_similarity, wavelengths
 from .architectures import LayerPosition, format_plan, position_plan, proportional_inv_freq
@@ -115,6 +116,7 @@ __all__ = [
     "llama3_inv_freq",
     "normalized_encoding",
     "ntk_inv_freq",
+    "packed_alibi_bias",
     "packed_causal_mask",
     "packed_document_ids",
     "packed_position_ids",

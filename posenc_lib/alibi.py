@@ -25,6 +25,7 @@ import torch
 
 from ._validation import (
     MAX_ELEMENTS,
+    check_device,
     check_dtype,
     check_int,
     check_length,
@@ -41,6 +42,7 @@ __all__ = [
     "alibi_window_mass",
     "flash_attn_alibi_bias",
     "linear_bias",
+    "packed_alibi_bias",
 ]
 
 #: The largest head count accepted. Real models use at most a few hundred heads; the cap turns a
@@ -141,10 +143,16 @@ def _check_size(n_heads: int, q_len: int, k_len: int) -> None:
         )
 
 
-def _distance(q_len: int, k_len: int) -> torch.Tensor:
+def _work_dtype(device: torch.device | None) -> torch.dtype:
+    # float64 everywhere it exists (MPS has no float64): the bias is exact before the final cast.
+    return torch.float32 if device is not None and device.type == "mps" else torch.float64
+
+
+def _distance(q_len: int, k_len: int, device: torch.device | None = None) -> torch.Tensor:
     # Query i sits at position k_len − q_len + i (the last q_len keys, as when decoding).
-    query_pos = torch.arange(k_len - q_len, k_len, dtype=torch.float64)
-    return query_pos[:, None] - torch.arange(k_len, dtype=torch.float64)[None, :]
+    work = _work_dtype(device)
+    query_pos = torch.arange(k_len - q_len, k_len, dtype=work, device=device)
+    return query_pos[:, None] - torch.arange(k_len, dtype=work, device=device)[None, :]
 
 
 def linear_bias(
@@ -154,6 +162,7 @@ def linear_bias(
     *,
     causal: bool = True,
     dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """The linear bias ``−m_h·(i − j)`` for any per-head slopes ``m_h``.
 
@@ -172,19 +181,23 @@ def linear_bias(
     causal : bool
         Mask future keys with ``−inf``.
     dtype : torch.dtype
-        Output dtype (floating; computed in float64).
+        Output dtype (floating; computed in float64, then cast).
+    device : torch.device or str, optional
+        Where to build the bias (default: the slopes' device). Building it on the attention's
+        device avoids copying an ``(n_heads, q_len, k_len)`` tensor there on every forward.
 
     Returns
     -------
     torch.Tensor
-        Shape ``(n_heads, q_len, k_len)``.
+        Shape ``(n_heads, q_len, k_len)``. The diagonal is ``+0.0`` (not ``−0.0``).
     """
     slopes = _check_slopes(slopes)
     q_len, k_len, causal = _check_lengths(q_len, k_len, causal)
     dtype = check_dtype(dtype)
+    dev = check_device(device) or slopes.device
     _check_size(slopes.shape[0], q_len, k_len)
-    distance = _distance(q_len, k_len)
-    bias = -slopes[:, None, None] * distance.abs()
+    distance = _distance(q_len, k_len, dev)
+    bias = -slopes.to(dev, distance.dtype)[:, None, None] * distance.abs() + 0.0  # no −0.0
     if causal:
         bias = bias.masked_fill(distance < 0, float("-inf"))
     return bias.to(dtype)
@@ -196,7 +209,9 @@ def alibi_bias(
     k_len: int | None = None,
     *,
     causal: bool = True,
+    max_bias: float = 8.0,
     dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """The ALiBi bias added to attention logits, one ``(q_len, k_len)`` matrix per head.
 
@@ -214,16 +229,20 @@ def alibi_bias(
         Number of keys (>= ``q_len`` when causal); default ``q_len``.
     causal : bool
         Mask future keys with ``−inf``.
+    max_bias : float
+        The 8 of the slope formula (MPT's ``alibi_bias_max``), see :func:`alibi_slopes`.
     dtype : torch.dtype
         Output dtype (floating).
+    device : torch.device or str, optional
+        Where to build the bias (default CPU).
 
     Returns
     -------
     torch.Tensor
         Shape ``(n_heads, q_len, k_len)``.
     """
-    slopes = alibi_slopes(n_heads, dtype=torch.float64)
-    return linear_bias(slopes, q_len, k_len, causal=causal, dtype=dtype)
+    slopes = alibi_slopes(n_heads, max_bias=max_bias, dtype=torch.float64)
+    return linear_bias(slopes, q_len, k_len, causal=causal, dtype=dtype, device=device)
 
 
 def alibi_bias_authors(
@@ -233,7 +252,10 @@ def alibi_bias_authors(
 
     Every query row gets the same ``m_h·j`` (``j`` the key position), plus ``−inf`` above the
     causal diagonal. Row ``i`` differs from :func:`alibi_bias` by the constant ``m_h·pos(i)``, so
-    the softmax over keys, and hence the attention, is the same.
+    the softmax over keys, and hence the attention, is the same — in exact arithmetic. Cast to
+    bfloat16 or float16 (as BLOOM does), the large values ``m_h·j`` far from key 0 lose their low
+    bits and neighbouring keys get equal biases: the attention changes (chapter 7, *Numerics*).
+    That is faithful to BLOOM, and the reason to prefer forms that are zero at the query.
 
     Parameters
     ----------
@@ -279,7 +301,9 @@ def flash_attn_alibi_bias(
     Parameters
     ----------
     alibi_slopes : torch.Tensor
-        Shape ``(n_heads,)``, as passed to FlashAttention (positive for ALiBi).
+        Shape ``(n_heads,)``, as passed to FlashAttention (positive for ALiBi; FlashAttention
+        wants them in float32 on the attention's device). Named after FlashAttention's own
+        argument.
     q_len : int
         Number of queries (>= 0).
     k_len : int, optional
@@ -304,6 +328,55 @@ def flash_attn_alibi_bias(
     if causal:
         bias = bias.masked_fill(j > i + k_len - q_len, float("-inf"))
     return bias.to(dtype)
+
+
+def packed_alibi_bias(
+    n_heads: int,
+    doc_lengths: Sequence[int],
+    *,
+    max_bias: float = 8.0,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """Causal ALiBi for documents packed into one sequence: distances restart per document.
+
+    Training packs several documents into one row. Token ``i`` of a document may only see keys of
+    its own document, at distance ``i − j`` counted inside it; keys of earlier documents are
+    masked with ``−inf``. (Without that mask the bias keeps penalising across the boundary, and
+    the next document attends to the previous one.)
+
+    Parameters
+    ----------
+    n_heads : int
+        Number of heads (>= 1).
+    doc_lengths : sequence of int
+        Lengths of the packed documents (each >= 1), in order.
+    max_bias, dtype, device
+        As in :func:`alibi_bias`.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n_heads, T, T)`` with ``T = sum(doc_lengths)``; block-diagonal, each block
+        ``alibi_bias(n_heads, length)``.
+    """
+    if isinstance(doc_lengths, (str, bytes)) or not isinstance(doc_lengths, Sequence):
+        raise TypeError(f"doc_lengths must be a sequence of positive integers, got "
+                        f"{type(doc_lengths).__name__}")
+    lengths = [check_int(v, "doc_lengths", minimum=1, what="a positive integer (>= 1)")
+               for v in doc_lengths]
+    if not lengths:
+        raise ValueError("doc_lengths must hold at least one document length, got []")
+    total = sum(lengths)
+    n_heads = _check_heads(n_heads)
+    _check_size(n_heads, total, total)
+    dev = check_device(device)
+    slopes = alibi_slopes(n_heads, max_bias=max_bias, dtype=torch.float64)
+    doc = torch.repeat_interleave(torch.arange(len(lengths), device=dev),
+                                  torch.tensor(lengths, device=dev))
+    bias = linear_bias(slopes, total, dtype=torch.float64, device=dev)
+    bias = bias.masked_fill(doc[:, None] != doc[None, :], float("-inf"))
+    return bias.to(check_dtype(dtype))
 
 
 def alibi_reach(

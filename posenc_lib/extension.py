@@ -86,14 +86,15 @@ def yarn_attention_factor(
     The factor multiplies cos and sin, so the logits are multiplied by its square: the paper's
     temperature ``√(1/t) = 0.1·ln s + 1``. With ``mscale`` and ``mscale_all_dim`` (DeepSeek-V2/V3),
     transformers uses ``m(s, mscale)/m(s, mscale_all_dim)`` with ``m(s, c) = 0.1·c·ln s + 1``
-    (1 when the two are equal: DeepSeek then scales the softmax itself).
+    (1 when the two are equal: DeepSeek then scales the softmax itself). With only one of them
+    transformers falls back to ``0.1·ln s + 1``, and so does this function.
 
     Parameters
     ----------
     factor : float
         Scale factor ``s`` (>= 1).
     mscale, mscale_all_dim : float, optional
-        DeepSeek's coefficients (> 0); used only when both are given.
+        DeepSeek's coefficients (> 0); their ratio is used only when both are given.
 
     Returns
     -------
@@ -101,16 +102,13 @@ def yarn_attention_factor(
         The attention factor (1 when ``s = 1``).
     """
     factor = check_factor(factor)
-    if (mscale is None) != (mscale_all_dim is None):
-        raise ValueError(
-            "mscale and mscale_all_dim must be given together (transformers ignores one alone), "
-            f"got mscale = {mscale!r}, mscale_all_dim = {mscale_all_dim!r}"
-        )
-    if mscale is None:
+    given = [
+        check_positive(v, name)
+        for v, name in ((mscale, "mscale"), (mscale_all_dim, "mscale_all_dim")) if v is not None
+    ]
+    if len(given) < 2:  # transformers: `if mscale and mscale_all_dim: … else: default`
         return _mscale(factor)
-    mscale = check_positive(mscale, "mscale")
-    mscale_all_dim = check_positive(mscale_all_dim, "mscale_all_dim")
-    return _mscale(factor, mscale) / _mscale(factor, mscale_all_dim)
+    return _mscale(factor, given[0]) / _mscale(factor, given[1])
 
 
 def yarn_paper_inv_freq(

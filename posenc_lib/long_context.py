@@ -30,6 +30,7 @@ from ._validation import (
     check_inv_freq,
     check_positions,
     check_positive,
+    check_real,
 )
 from .analysis import rope_decay_bound
 
@@ -41,9 +42,13 @@ __all__ = [
     "mean_angle_step",
     "mean_angle_step_limit",
     "pair_bands",
+    "paper_granularity_constant",
     "pi_extrapolation_bound",
     "pi_interpolation_bound",
     "score_curve",
+    "sine_integral",
+    "sine_similarity",
+    "sine_similarity_limit",
     "turns_within",
     "xpos_decay",
 ]
@@ -232,6 +237,120 @@ def mean_angle_step_limit(base: float, scale: float = 1.0) -> float:
         raise ValueError(f"base must be a finite number > 1, got {base}")
     scale = check_positive(scale, "scale")
     return scale * (1 - 1 / base) / math.log(base)
+
+
+def _pair_weights(theta: torch.Tensor, x: torch.Tensor | None) -> torch.Tensor:
+    """Each pair's share ``w_i`` of ``‖x‖²`` (``(..., d/2)``); equal shares ``2/d`` without x."""
+    if x is None:
+        return torch.full_like(theta, 1 / theta.numel())
+    x = check_float_tensor(x, "x").to(torch.float64)
+    if x.shape[-1] != 2 * theta.numel():
+        raise ValueError(
+            f"x.shape[-1] must be 2·len(inv_freq) = {2 * theta.numel()}, got {x.shape[-1]}"
+        )
+    energy = x[..., 0::2] ** 2 + x[..., 1::2] ** 2
+    total = energy.sum(-1, keepdim=True)
+    if bool((total == 0).any()):
+        raise ValueError("x must be non-zero (the angle of a zero vector is undefined)")
+    return energy / total
+
+
+def sine_similarity(inv_freq: torch.Tensor, x: torch.Tensor | None = None) -> torch.Tensor:
+    """LLaMA 2 Long's granularity: the sine similarity of neighbouring images, ``Σ_i w_i sin θ_i``.
+
+    Appendix B of Xiong et al. (2023) measures how far apart RoPE puts one vector ``x`` at
+    positions ``n`` and ``n + 1`` by ``sin∠(a, b) = Im⟨a, b⟩/(‖a‖‖b‖)`` with ``a = R_{n+1}x``,
+    ``b = R_n x`` (pairs as complex numbers). That is ``Σ_i w_i sin θ_i``, ``w_i`` the share of
+    ``‖x‖²`` in pair ``i``, independent of ``n``.
+
+    Parameters
+    ----------
+    inv_freq : torch.Tensor
+        Shape ``(d/2,)``.
+    x : torch.Tensor, optional
+        Shape ``(..., d)``, non-zero, pairs interleaved ``(2i, 2i+1)``. Without it every pair has
+        the same share ``2/d`` (``x`` all ones), and the result is ``(2/d)·C_d``
+        (:func:`paper_granularity_constant`).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(...)`` (0-d without ``x``), float64.
+    """
+    theta = check_inv_freq(inv_freq)
+    return (_pair_weights(theta, x) * torch.sin(theta)).sum(-1)
+
+
+def paper_granularity_constant(inv_freq: torch.Tensor) -> torch.Tensor:
+    """The paper's ``C_d = Σ_i sin θ_i`` (Xiong et al. 2023, Theorem 1), unnormalised.
+
+    It grows with ``d`` (5.04 at ``d = 128``, 148 at ``d = 4096`` for ``b = 500 000``); the
+    paper's limits ``1/(ln b + ln β)`` and ``α/ln b`` hold for ``(2/d)·C_d`` instead
+    (:func:`sine_similarity_limit`).
+
+    Parameters
+    ----------
+    inv_freq : torch.Tensor
+        Shape ``(d/2,)``.
+
+    Returns
+    -------
+    torch.Tensor
+        0-d, float64.
+    """
+    return torch.sin(check_inv_freq(inv_freq)).sum()
+
+
+def sine_integral(x: float) -> float:
+    """``Si(x) = ∫_0^x sin(t)/t dt`` for ``|x| <= 4`` (power series, float64-exact there).
+
+    Parameters
+    ----------
+    x : float
+        Finite, ``|x| <= 4``.
+
+    Returns
+    -------
+    float
+    """
+    x = check_real(x, "x")
+    if abs(x) > 4:
+        raise ValueError(f"x must be in [-4, 4] (the series' range here), got {x}")
+    total, term, n = 0.0, x, 0  # term = (−1)^n x^(2n+1)/(2n+1)!
+    while abs(term) > 1e-18 * max(abs(total), 1e-300) or n < 2:
+        total += term / (2 * n + 1)
+        n += 1
+        term *= -x * x / ((2 * n) * (2 * n + 1))
+        if n > 60:
+            break
+    return total
+
+
+def sine_similarity_limit(base: float, scale: float = 1.0) -> float:
+    """Large-``d`` limit of :func:`sine_similarity` (equal shares) for ``θ_i = scale·base^(-2i/d)``.
+
+    ``∫_0^1 sin(scale·b^(−u)) du = (Si(scale) − Si(scale/b))/ln b``: ``≈ Si(1)/ln(bβ)`` for ABF
+    (0.0721 at ``bβ = 500 000``), ``≈ Si(α)/ln b`` for PI (0.0271 at ``α = 1/4``, ``b = 10⁴``).
+    The paper's ``1/ln(bβ)`` and ``α/ln b`` replace ``sin θ`` by ``θ`` (upper bounds).
+
+    Parameters
+    ----------
+    base : float
+        The base (> 1).
+    scale : float
+        Multiplier of every ``θ_i``, in ``(0, 4]`` (PI's ``α = 1/s``).
+
+    Returns
+    -------
+    float
+    """
+    base = check_base(base)
+    if base <= 1:
+        raise ValueError(f"base must be a finite number > 1, got {base}")
+    scale = check_positive(scale, "scale")
+    if scale > 4:
+        raise ValueError(f"scale must be in (0, 4], got {scale}")
+    return (sine_integral(scale) - sine_integral(scale / base)) / math.log(base)
 
 
 def consecutive_angle(inv_freq: torch.Tensor, x: torch.Tensor | None = None) -> torch.Tensor:

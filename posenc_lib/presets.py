@@ -46,6 +46,10 @@ class RopePreset:
         Method options (YaRN's mscale, LongRoPE's lists, Llama 3.1's frequency factors).
     source : str
         Where the values come from.
+    model_type : str
+        The transformers ``model_type`` whose config class reads the block. ``"gpt_neox"`` writes
+        its own transformers 4 keys, ``rotary_emb_base`` and ``rotary_pct``, in place of
+        ``rope_theta`` and ``partial_rotary_factor``.
     """
 
     model: str
@@ -58,6 +62,7 @@ class RopePreset:
     context: int
     source: str
     options: dict[str, Any] = field(default_factory=dict)
+    model_type: str = "llama"
 
     def __post_init__(self) -> None:
         check_dim(self.head_dim, "head_dim")
@@ -72,13 +77,19 @@ class RopePreset:
         return None if self.rotary_dim == self.head_dim else self.rotary_dim / self.head_dim
 
     def hf_fields(self, *, legacy: bool = False) -> dict[str, Any]:
-        """The ``config.json`` fields (:func:`posenc_lib.hf.hf_config_fields`)."""
-        return hf_config_fields(
+        """The ``config.json`` fields (:func:`posenc_lib.hf.hf_config_fields`), in the keys of
+        the model's own config class (GPT-NeoX: ``rotary_emb_base``, ``rotary_pct``)."""
+        fields = hf_config_fields(
             self.method, dim=self.rotary_dim, base=self.base, factor=self.factor,
             original_max_position=self.train_len, legacy=legacy,
             max_position_embeddings=None if self.method == "dynamic" else self.context,
             partial_rotary_factor=self.partial_rotary_factor, **self.options,
         )
+        if legacy and self.model_type == "gpt_neox":
+            # GPTNeoXConfig reads these two names (and ignores rope_theta at the top level).
+            fields["rotary_emb_base"] = fields.pop("rope_theta")
+            fields["rotary_pct"] = fields.pop("partial_rotary_factor", 1.0)
+        return fields
 
     def rope(self, seq_len: int | None = None) -> tuple[torch.Tensor, float]:
         """``(inv_freq, attention_factor)`` (:func:`posenc_lib.extension.extended_rope`)."""
@@ -135,21 +146,25 @@ ROPE_PRESETS: dict[str, RopePreset] = {
         RopePreset("Llama 3.1 8B", 128, 128, 500000.0, "llama3", 8.0, 8192, 131072,
                    "meta-llama/Llama-3.1-8B config.json (rope_scaling llama3)",
                    {"low_freq_factor": 1.0, "high_freq_factor": 4.0}),
-        RopePreset("Mistral 7B v0.1", 128, 128, 10000.0, "none", 1.0, 32768, 32768,
-                   "mistralai/Mistral-7B-v0.1 config.json (sliding window 4 096)"),
+        RopePreset("Mistral 7B v0.1", 128, 128, 10000.0, "none", 1.0, 8192, 32768,
+                   "mistralai/Mistral-7B-v0.1 config.json (32 768 positions, sliding window "
+                   "4 096); Jiang et al. 2023, Table 1: context_len 8 192 (trained length)",
+                   model_type="mistral"),
         RopePreset("Qwen2.5-7B-Instruct + YaRN", 128, 128, 1e6, "yarn", 4.0, 32768, 32768,
                    "Qwen/Qwen2.5-7B-Instruct config.json (rope_theta 1e6, 32 768) and its "
-                   "README's opt-in rope_scaling (yarn, factor 4)"),
+                   "README's opt-in rope_scaling (yarn, factor 4)", model_type="qwen2"),
         RopePreset("GPT-NeoX-20B", 96, 24, 10000.0, "none", 1.0, 2048, 2048,
-                   "EleutherAI/gpt-neox-20b config.json (rotary_pct 0.25, 6144/64 = 96)"),
+                   "EleutherAI/gpt-neox-20b config.json (rotary_pct 0.25, 6144/64 = 96)",
+                   model_type="gpt_neox"),
         RopePreset("DeepSeek-V2-Lite", 64, 64, 10000.0, "yarn", 40.0, 4096, 163840,
                    "deepseek-ai/DeepSeek-V2-Lite config.json (qk_rope_head_dim 64, "
                    "163 840 positions)",
                    {"beta_fast": 32.0, "beta_slow": 1.0, "mscale": 0.707,
-                    "mscale_all_dim": 0.707}),
+                    "mscale_all_dim": 0.707}, model_type="deepseek_v2"),
         RopePreset("Phi-3.5-mini-instruct", 96, 96, 10000.0, "longrope", 32.0, 4096, 131072,
                    "microsoft/Phi-3.5-mini-instruct config.json (longrope, 131 072 positions)",
-                   {"short_factor": list(_PHI35_SHORT), "long_factor": list(_PHI35_LONG)}),
+                   {"short_factor": list(_PHI35_SHORT), "long_factor": list(_PHI35_LONG)},
+                   model_type="phi3"),
     )
 }
 

@@ -264,3 +264,39 @@ def test_a_flipped_sign_sends_attention_to_the_first_token() -> None:
     _, bad = attention(zeros, zeros, zeros, bias=alibi_bias_wrong_sign(8, 64, dtype=torch.float64))
     assert bool((good[:, -1].argmax(-1) == 63).all())
     assert bool((bad[:, -1].argmax(-1) == 0).all())
+
+
+def test_bias_diagonal_is_plus_zero_and_device_and_max_bias_are_honoured() -> None:
+    from posenc_lib import alibi_bias, alibi_slopes, linear_bias
+
+    bias = alibi_bias(4, 6, dtype=torch.float64)
+    diag = torch.diagonal(bias, dim1=-2, dim2=-1)
+    assert bool((diag == 0).all()) and not bool(torch.signbit(diag).any())
+    meta = alibi_bias(4, 6, device="meta")
+    assert meta.device.type == "meta" and meta.shape == (4, 6, 6)
+    assert linear_bias(alibi_slopes(4), 3, device="cpu").device.type == "cpu"
+    mpt16 = alibi_bias(12, 5, max_bias=16.0, dtype=torch.float64)
+    expected = linear_bias(alibi_slopes(12, max_bias=16.0, dtype=torch.float64), 5,
+                           dtype=torch.float64)
+    assert torch.equal(mpt16, expected) and not torch.equal(mpt16, alibi_bias(12, 5,
+                                                                               dtype=torch.float64))
+
+
+def test_packed_bias_restarts_distances_per_document() -> None:
+    from posenc_lib import alibi_bias, packed_alibi_bias
+
+    packed = packed_alibi_bias(6, [3, 5, 2], dtype=torch.float64)
+    assert packed.shape == (6, 10, 10)
+    for start, length in ((0, 3), (3, 5), (8, 2)):
+        block = packed[:, start:start + length, start:start + length]
+        assert torch.equal(block, alibi_bias(6, length, dtype=torch.float64))
+        # nothing before the document is visible
+        assert bool(torch.isneginf(packed[:, start:start + length, :start]).all())
+    # one document = the plain bias
+    assert torch.equal(packed_alibi_bias(3, [7]), alibi_bias(3, 7))
+    with pytest.raises(ValueError, match="doc_lengths"):
+        packed_alibi_bias(2, [3, 0])
+    with pytest.raises(ValueError, match="doc_lengths"):
+        packed_alibi_bias(2, [])
+    with pytest.raises(TypeError, match="doc_lengths"):
+        packed_alibi_bias(2, 5)

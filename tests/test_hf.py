@@ -61,7 +61,7 @@ def test_dynamic_at_the_current_length(seq_len: int) -> None:
 @pytest.mark.parametrize("options", [
     {"beta_fast": 16.0, "beta_slow": 2.0}, {"truncate": False},
     {"mscale": 0.707, "mscale_all_dim": 0.707}, {"mscale": 1.0, "mscale_all_dim": 0.707},
-    {"attention_factor": 1.5},
+    {"attention_factor": 1.5}, {"mscale": 0.707}, {"mscale_all_dim": 0.707},
 ])
 def test_yarn_options(options: dict) -> None:
     fields = hf_config_fields("yarn", dim=64, base=1e4, factor=40.0, original_max_position=4096,
@@ -77,7 +77,11 @@ def test_yarn_options(options: dict) -> None:
 @pytest.mark.parametrize("legacy", [False, True])
 def test_every_preset(name: str, legacy: bool) -> None:
     preset = ROPE_PRESETS[name]
-    inv, att = _hf(preset.hf_fields(legacy=legacy), preset.head_dim)
+    fields = preset.hf_fields(legacy=legacy)
+    if legacy and preset.model_type == "gpt_neox":  # its own keys; LlamaConfig reads Llama's
+        fields["rope_theta"] = fields.pop("rotary_emb_base")
+        fields["partial_rotary_factor"] = fields.pop("rotary_pct")
+    inv, att = _hf(fields, preset.head_dim)
     ours, ours_att = preset.rope()
     torch.testing.assert_close(inv.double(), ours, rtol=3e-6, atol=0)
     assert att == pytest.approx(ours_att, rel=1e-12)
@@ -103,7 +107,7 @@ def test_shapes_of_the_blocks() -> None:
     assert hf_config_fields("yarn", dim=64, factor=4.0,
                             original_max_position=2048)["max_position_embeddings"] == 8192
     neox = ROPE_PRESETS["GPT-NeoX-20B"].hf_fields(legacy=True)
-    assert neox["partial_rotary_factor"] == 0.25 and neox["rope_scaling"] is None
+    assert neox["rotary_pct"] == 0.25 and neox["rope_scaling"] is None  # GPT-NeoX's own keys
     text = format_hf_config(ROPE_PRESETS["Phi-3.5-mini-instruct"].hf_fields(), max_list=3)
     assert "… 48 values …" in text and '"rope_type": "longrope"' in text
 
@@ -122,7 +126,7 @@ def test_shapes_of_the_blocks() -> None:
     ({"method": "ntk", "dim": 2}, "dim"),
     ({"method": "pi", "beta_fast": 3.0}, "beta_fast"),
     ({"method": "yarn", "original_max_position": 0}, "original_max_position"),
-    ({"method": "yarn", "original_max_position": 4096, "mscale": 0.7}, "mscale"),
+    ({"method": "yarn", "original_max_position": 4096, "mscale": -0.7}, "mscale"),
     ({"method": "llama3", "original_max_position": 4096, "low_freq_factor": 5.0}, "low_freq"),
     ({"method": "none", "partial_rotary_factor": 1.5}, "partial_rotary_factor"),
 ])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import cmath
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -134,8 +135,11 @@ def test_yarn_paper_form_and_attention_factors() -> None:
     assert yarn_attention_factor(40.0, 1.0, 0.707) == pytest.approx(
         (0.1 * math.log(40) + 1) / (0.0707 * math.log(40) + 1))
     assert longrope_attention_factor(32.0, 4096) == pytest.approx(math.sqrt(1 + 5 / 12))
+    # One mscale alone: transformers falls back to 0.1·ln s + 1 (a real config can set only one).
+    assert yarn_attention_factor(2.0, mscale=0.5) == yarn_attention_factor(2.0)
+    assert yarn_attention_factor(2.0, mscale_all_dim=0.5) == 0.1 * math.log(2.0) + 1
     with pytest.raises(ValueError, match="mscale"):
-        yarn_attention_factor(2.0, mscale=1.0)
+        yarn_attention_factor(2.0, mscale=-1.0)
 
 
 def test_extended_rope_errors() -> None:
@@ -148,3 +152,78 @@ def test_extended_rope_errors() -> None:
                       long_factor=[1.0] * 3)
     with pytest.raises(ValueError, match="seq_len"):
         extended_rope("dynamic", dim=64, original_max_position=16, seq_len=-1)
+
+
+def test_sine_similarity_is_the_papers_quantity_and_corrects_its_constants() -> None:
+    from posenc_lib.long_context import (
+        paper_granularity_constant,
+        sine_integral,
+        sine_similarity,
+        sine_similarity_limit,
+    )
+
+    assert sine_integral(1.0) == pytest.approx(0.946083070367183, rel=1e-15)
+    assert sine_integral(0.0) == 0.0 and sine_integral(-2.0) == -sine_integral(2.0)
+    # Im⟨R_{n+1}x, R_n x⟩/‖x‖², computed from the rotation itself, for random x.
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(5, 64, generator=g, dtype=torch.float64)
+    theta = rope_inv_freq(64, 5e5)
+    z = torch.complex(x[:, 0::2], x[:, 1::2])
+    a, b = z * torch.exp(1j * 8 * theta), z * torch.exp(1j * 7 * theta)
+    direct = (a * b.conj()).sum(-1).imag / (z.abs() ** 2).sum(-1)
+    torch.testing.assert_close(sine_similarity(theta, x), direct, rtol=1e-12, atol=0)
+    # The paper's C_d is unnormalised: (2/d)·C_d is the equal-share similarity.
+    for d in (128, 4096):
+        abf = rope_inv_freq(d, 5e5)
+        assert sine_similarity(abf).item() == pytest.approx(
+            2 / d * paper_granularity_constant(abf).item(), rel=1e-12)
+    assert paper_granularity_constant(rope_inv_freq(4096, 5e5)).item() > 140
+    # The exact limit is Si(1)/ln(bβ), below the paper's 1/ln(bβ); d = 4096 is within 0.3 %.
+    assert sine_similarity_limit(5e5) == pytest.approx(0.0721, abs=5e-5)
+    assert sine_similarity_limit(1e4, 0.25) == pytest.approx(0.02705, abs=5e-6)
+    assert sine_similarity(rope_inv_freq(4096, 5e5)).item() == pytest.approx(
+        sine_similarity_limit(5e5), rel=3e-3)
+    # Theorem 1's upper bound (max_k x_k²/‖x‖²)·C_d fails by a factor 2 for x = all ones.
+    ones = torch.ones(128, dtype=torch.float64)
+    abf = rope_inv_freq(128, 5e5)
+    paper_upper = paper_granularity_constant(abf).item() / 128
+    assert sine_similarity(abf, ones).item() == pytest.approx(2 * paper_upper, rel=1e-12)
+    with pytest.raises(ValueError, match="scale"):
+        sine_similarity_limit(1e4, 5.0)
+    with pytest.raises(ValueError, match="x"):
+        sine_integral(10.0)
+
+
+def test_pair_spiral_samples_never_alias() -> None:
+    from posenc_lib.viz.long_context import _spiral_grid, _spiral_state
+
+    for pair in range(64):
+        step, end = _spiral_grid(pair, 128, 1e4, 8.0, 5e5, 4096)
+        # Every position (step 1: what the model sees), or a step that turns by at most π/8.
+        assert step == 1 or step * float(rope_inv_freq(128, 1e4)[pair]) <= math.pi / 8, pair
+        assert end // step <= 512
+        if step > 1:
+            for s in _spiral_state(pair, 128, 1e4, 8.0, 5e5, 4096):
+                a = torch.tensor(s["customdata"][:, 1])
+                turn = torch.remainder(a[1:] - a[:-1], 2 * math.pi)
+                assert bool((turn <= math.pi / 8 + 1e-9).all()), pair
+    assert _spiral_grid(40, 128, 1e4, 8.0, 5e5, 4096) == (8, 4096)  # slow pairs: the full range
+
+
+def test_interpolation_ramps_figure() -> None:
+    from posenc_lib.viz.long_context import interpolation_ramps
+
+    fig = interpolation_ramps()
+    traces = {t.name: (np.array(t.x, dtype=float), np.array(t.y, dtype=float)) for t in fig.data}
+    r, pi = traces["PI"]
+    assert np.allclose(pi, 1.0, atol=1e-3)  # PI divides every pair by s
+    _, ntk = traces["NTK-aware"]
+    assert ntk[0] == 0.0 and abs(ntk[-1] - 1) < 1e-3 and 0.72 < ntk[46] < 0.74  # critical pair
+    for name in ("YaRN (transformers)", "YaRN (paper, α = 1, β = 32)",
+                 "Llama 3.1 (= paper, α = 1, β = 4)"):
+        _, y = traces[name]
+        assert np.all(y[r > 32] < 1e-3) and np.all(y[r < 1] > 1 - 1e-3), name
+    _, llama = traces["Llama 3.1 (= paper, α = 1, β = 4)"]
+    assert np.all(llama[r > 4] < 1e-3)  # Llama keeps everything above 4 turns
+    with pytest.raises(ValueError, match="factor"):
+        interpolation_ramps(factor=1.0)

@@ -108,9 +108,47 @@ def test_calculator_prints_the_hugging_face_config() -> None:
     assert '"original_max_position_embeddings": 4096' in ui.text.value
     assert "rope_parameters" in ui.text.value and "rope_scaling" in ui.text.value  # both forms
     ui.controls["method"].value = "abf"
+    ui.controls["base"].value = 500000.0  # for ABF the base control is the raised base
     assert '"rope_theta": 500000.0' in ui.text.value and '"rope_scaling": null' in ui.text.value
     ui.controls["method"].value = "pi"
     np.testing.assert_allclose(ui.figure.data[1].customdata, 4.0)
+
+
+def test_calculator_honours_the_base_control_for_abf() -> None:
+    ui = Wd.calculator_live(preset="Code Llama 7B")
+    assert ui.controls["base"].value == 1e6 and '"rope_theta": 1000000.0' in ui.text.value
+    ui.controls["factor"].value = 8.0  # leaves the preset; the base still reads 10^6
+    assert ui.controls["preset"].value.startswith("custom")
+    assert '"rope_theta": 1000000.0' in ui.text.value and "500000" not in ui.text.value
+
+
+def test_calculator_keeps_a_presets_options_in_custom_mode() -> None:
+    ui = Wd.calculator_live(preset="DeepSeek-V2-Lite")
+    ui.controls["base"].value = 20000.0
+    assert ui.controls["preset"].value.startswith("custom")
+    for key in ('"mscale": 0.707', '"mscale_all_dim": 0.707', '"beta_fast": 32.0',
+                '"max_position_embeddings": 163840'):
+        assert key in ui.text.value, key
+    assert ui.figure.data[1].name.endswith("attention factor 1")  # not 0.1·ln 40 + 1 = 1.369
+    ui.controls["dim"].value = 128  # another dimension: the preset's options no longer apply
+    assert '"mscale"' not in ui.text.value
+
+
+def test_calculator_offers_longrope_and_keeps_phi_lists() -> None:
+    ui = Wd.calculator_live(preset="Phi-3.5-mini-instruct")
+    assert ui.controls["method"].value == "longrope"
+    ui.controls["factor"].value = 16.0
+    assert ui.controls["method"].value == "longrope" and "… 48 values …, 64.84]" in ui.text.value
+    ui.controls["dim"].value = 64  # no lists of that length: uniform ones (1 below, s beyond)
+    assert '"long_factor": [16.0, 16.0, … 32 values …, 16.0]' in ui.text.value
+
+
+def test_mistral_preset_trained_at_8192() -> None:
+    ui = Wd.calculator_live(preset="Mistral 7B v0.1")
+    assert ui.controls["train_len"].value == 8192
+    ui.controls["method"].value = "yarn"
+    ui.controls["factor"].value = 4.0
+    assert '"original_max_position_embeddings": 8192' in ui.text.value
 
 
 def test_calculator_presets_set_the_controls_and_print_their_config() -> None:

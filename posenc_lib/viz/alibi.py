@@ -8,6 +8,7 @@ the browser as ``None`` (JSON ``null``), never as NaN.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ..alibi import alibi_reach, alibi_slopes, alibi_window_mass, linear_bias
+from ..alibi import alibi_reach, alibi_slopes, linear_bias
 from ..analysis import rope_decay_bound
 
 # The package re-exports the function ``attention``, which shadows the submodule of that name.
@@ -79,6 +80,13 @@ def _sampled(n: int, at_most: int) -> np.ndarray:
 # --- one head: bias and attention ----------------------------------------------------------------
 
 
+_BIAS_CLIP = 10.0  # nats: the bias panel's colour range is [−10, 0] for every head
+
+
+def _alibi_title(n_heads: int) -> str:
+    return f"ALiBi, {n_heads} heads: one head's bias (colours clip at −10) and attention"
+
+
 def _alibi_state(
     n_heads: int, seq_len: int, head: int, positions: np.ndarray | None = None,
     decimals: int | None = None,
@@ -99,7 +107,9 @@ def _alibi_state(
             "x": axis,
             "y": axis,
             "z": _none_where_masked(b, decimals),  # masked (−inf) cells are left blank
-            "zmin": -slope * (seq_len - 1),
+            # One fixed range for every head (clipped at −10 nats, a 4.5e-5 weight ratio), so the
+            # head slider changes the colours, not only the colour bar's labels.
+            "zmin": -_BIAS_CLIP,
             "zmax": 0.0,
             "hovertemplate": "query i = %{y}, key j = %{x}<br>bias −m·(i−j) = %{z:.3f}" + extra,
         },
@@ -175,7 +185,7 @@ def alibi_heatmaps(
         fig.update_xaxes(title_text="key position j", row=1, col=c)
         fig.update_yaxes(autorange="reversed", row=1, col=c)
     fig.update_yaxes(title_text="query position i", row=1, col=1)
-    title = f"ALiBi with {n_heads} heads: slopes m_h form a geometric sequence"
+    title = _alibi_title(n_heads)
     if sliders:
         shown = sorted(set(_sampled(n_heads, _MAX_HEAD_STEPS).tolist()) | {head})
         steps = []
@@ -188,7 +198,7 @@ def alibi_heatmaps(
                     "args": [
                         {
                             "z": [st[0]["z"], st[1]["z"]],
-                            "zmin": [st[0]["zmin"], 0.0],
+                            "zmin": [-_BIAS_CLIP, 0.0],
                             "hovertemplate": [st[0]["hovertemplate"], st[1]["hovertemplate"]],
                         },
                         [0, 1],
@@ -420,13 +430,23 @@ def alibi_rope_figure(
 # --- attention mass near the query ---------------------------------------------------------------
 
 
+LEAK_FLOOR = 1e-6  # leaked mass below this is drawn on the floor of the log axis
+
+
+def _leak(n_heads: int, lengths: np.ndarray, window: int) -> np.ndarray:
+    """``1 − mass = (e^{−mL} − e^{−mT})/(1 − e^{−mT})``, computed without cancellation."""
+    m = _np(alibi_slopes(n_heads, dtype=torch.float64))[:, None]
+    t = lengths[None, :].astype(float)
+    return (np.exp(-m * window) - np.exp(-m * t)) / -np.expm1(-m * t)
+
+
 def _window_state(n_heads: int, window: int, max_factor: int) -> dict[str, Any]:
     lengths = np.unique(np.geomspace(window, max_factor * window, _WINDOW_POINTS).round())
-    mass = _np(alibi_window_mass(n_heads, lengths.astype(int).tolist(), window))
+    leak = np.maximum(_leak(n_heads, lengths, window), LEAK_FLOOR)
     slopes = _np(alibi_slopes(n_heads, dtype=torch.float64))
     n = len(lengths)
     x = np.concatenate([np.append(lengths, _GAP) for _ in range(n_heads)]).tolist()
-    y = np.concatenate([np.append(np.round(row, 4), _GAP) for row in mass]).tolist()
+    y = np.concatenate([np.append([float(f"{v:.4g}") for v in row], _GAP) for row in leak]).tolist()
     # The marker colour, log2(1/m), is also what the hover shows to tell the heads apart.
     colour = np.repeat(np.log2(1.0 / slopes), n + 1)
     return {"x": x, "y": y, "marker": {"color": np.round(colour, 3).tolist()}}
@@ -435,11 +455,12 @@ def _window_state(n_heads: int, window: int, max_factor: int) -> dict[str, Any]:
 def alibi_window_figure(
     n_heads: int = 8, window: int = 512, max_factor: int = 16, *, sliders: bool = True
 ) -> go.Figure:
-    """Attention mass a content-free query keeps on its last ``window`` keys as ``T`` grows.
+    """Attention mass a content-free query leaks beyond its last ``window`` keys as ``T`` grows.
 
-    ``(1 − e^{−m·L}) / (1 − e^{−m·T})`` per head (:func:`posenc_lib.alibi.alibi_window_mass`),
-    for sequence lengths ``T`` from ``L = window`` to ``max_factor·L``: it falls, then flattens
-    at ``1 − e^{−m·L}``.
+    ``1 − (1 − e^{−m·L}) / (1 − e^{−m·T})`` per head (one minus
+    :func:`posenc_lib.alibi.alibi_window_mass`), on a log axis, for sequence lengths ``T`` from
+    ``L = window`` to ``max_factor·L``: it rises from 0, then flattens at ``e^{−m·L}``. Values
+    below :data:`LEAK_FLOOR` (10⁻⁶) are drawn at the floor, so steep heads lie on it.
 
     Parameters
     ----------
@@ -474,19 +495,19 @@ def alibi_window_figure(
     fig = go.Figure(
         go.Scatter(
             **state, mode="lines+markers", marker=marker, line={"color": GRID, "width": 1},
-            hovertemplate=("sequence length T = %{x}<br>mass on the last "
-                           f"{window} keys = %{{y:.4f}}<br>head with log₂(1/m) = "
+            hovertemplate=("sequence length T = %{x}<br>mass beyond the last "
+                           f"{window} keys = %{{y:.3g}}<br>head with log₂(1/m) = "
                            "%{marker.color:.3f}<extra></extra>"),
         )
     )
     fig.update_layout(
         xaxis={"title": {"text": f"sequence length T (tokens, log scale; L = {window})"},
                "type": "log"},
-        # Autorange: the flattest head (m = 1/256 for every head count) sets the bottom.
-        yaxis={"title": {"text": f"attention mass on the last L = {window} keys"}},
+        yaxis={"title": {"text": f"mass beyond the last L = {window} keys (log; floor 10⁻⁶)"},
+               "type": "log", "range": [math.log10(LEAK_FLOOR) - 0.2, 0.05]},
         showlegend=False,
     )
-    title = "Attention a content-free query keeps near itself as the sequence grows"
+    title = "Attention a content-free query leaks beyond its last L keys as T grows"
     if not sliders:
         return _style(fig, title, height=480)
     grid = [int(n) for n in _with(HEADS_GRID, n_heads)]

@@ -5,6 +5,7 @@ Every number comes from :mod:`posenc_lib.long_context` and :mod:`posenc_lib.rope
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -22,6 +23,7 @@ __all__ = [
     "GRANULARITY_DIMS",
     "all_ones_figure",
     "granularity_figure",
+    "interpolation_ramps",
     "pair_spiral_figure",
 ]
 
@@ -214,16 +216,44 @@ def granularity_figure(
     return _style(fig, title, height=560)
 
 
-def _spiral_state(
-    pair: int, dim: int, base: float, factor: float, abf_base: float, length: int
-) -> list[dict[str, Any]]:
-    step = max(1, length // 256)
-    positions = torch.arange(0, length + 1, step, dtype=torch.float64)
-    spectra = {
+_SPIRAL_POINTS = 512  # samples per spiral: keeps the page small
+
+
+def _spiral_spectra(dim: int, base: float, factor: float, abf_base: float
+                    ) -> dict[str, torch.Tensor]:
+    return {
         "RoPE": rope.rope_inv_freq(dim, base),
         "PI": rope.rope_inv_freq(dim, base) / factor,
         "ABF": rope.rope_inv_freq(dim, abf_base),
     }
+
+
+def _spiral_grid(pair: int, dim: int, base: float, factor: float, abf_base: float,
+                 length: int) -> tuple[int, int]:
+    """``(step, end)``: sample every ``step`` positions up to ``end``, never aliasing.
+
+    A sample every ``step`` positions turns the fastest of the three spectra by at most π/8, so
+    the drawn curve is the spiral and not a moiré of it; fast pairs are then drawn over the first
+    ``512·step`` positions only (they repeat the same circle anyway).
+    """
+    fastest = max(float(t[pair]) for t in _spiral_spectra(dim, base, factor, abf_base).values())
+    step = max(1, min(length // _SPIRAL_POINTS, math.floor(math.pi / 8 / fastest)))
+    return step, min(length, _SPIRAL_POINTS * step)
+
+
+def _spiral_title(pair: int, dim: int, base: float, factor: float, abf_base: float,
+                  length: int) -> str:
+    step, end = _spiral_grid(pair, dim, base, factor, abf_base, length)
+    return (f"Pair i = {pair}, positions 0 … {_fmt(end)} (every {step}): angle m·θ_i, "
+            f"radius m (d = {dim})")
+
+
+def _spiral_state(
+    pair: int, dim: int, base: float, factor: float, abf_base: float, length: int
+) -> list[dict[str, Any]]:
+    step, end = _spiral_grid(pair, dim, base, factor, abf_base, length)
+    positions = torch.arange(0, end + 1, step, dtype=torch.float64)
+    spectra = _spiral_spectra(dim, base, factor, abf_base)
     out = []
     for name, theta in spectra.items():
         angle = rope.rope_angles(positions, theta)[:, pair]
@@ -247,6 +277,10 @@ def pair_spiral_figure(
     sliders: bool = True,
 ) -> go.Figure:
     """One pair's angle ``m·θ_i`` drawn as a spiral (radius = position) for RoPE, PI and ABF.
+
+    This is the book's own picture, not the helices of LLaMA 2 Long's Figure 8. Positions are
+    sampled finely enough that no pair aliases (at most π/8 per sample); fast pairs are drawn
+    over their first 512 samples.
 
     Parameters
     ----------
@@ -289,8 +323,7 @@ def pair_spiral_figure(
     fig.update_yaxes(scaleanchor="x3", row=1, col=3)
     fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.2, "yanchor": "top"},
                       margin={"b": 110})
-    title = (f"Pair i = {pair} over positions 0 … {_fmt(length)}: angle m·θ_i, radius m "
-             f"(d = {dim})")
+    title = _spiral_title(pair, dim, base, factor, abf_base, length)
     if not sliders:
         return _style(fig, title, height=460)
     grid = sorted({0, 8, 16, 24, 32, 40, 48, 56, dim // 2 - 1, pair} & set(range(dim // 2)))
@@ -301,9 +334,80 @@ def pair_spiral_figure(
             {"x": [_lists(s["x"], 0) for s in st], "y": [_lists(s["y"], 0) for s in st],
              "customdata": [_lists(s["customdata"], 2) for s in st],
              "name": [s["name"] for s in st]},
-            {"title.text": f"Pair i = {p} over positions 0 … {_fmt(length)}: angle m·θ_i, "
-                           f"radius m (d = {dim})"},
+            {"title.text": _spiral_title(p, dim, base, factor, abf_base, length)},
             [0, 1, 2]]})
     fig.update_layout(sliders=[_slider(steps, grid.index(pair), "pair i = ", y=-0.3)],
                       margin={"b": 170})
     return _style(fig, title, height=540)
+
+
+# --- every method as a ramp over r = L/λ ---------------------------------------------------------
+
+
+def _ramp_curves(dim: int, base: float, factor: float, train_len: int
+                 ) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """``(name, r, fraction)`` per method: ``fraction = ln(θ/θ')/ln s`` against ``r = L/λ``."""
+    from .. import extension, scaling  # local: the figure module stays light to import
+
+    theta = rope.rope_inv_freq(dim, base)
+    r = train_len * theta / (2 * math.pi)
+    spectra = {
+        "PI": scaling.pi_inv_freq(dim, base, factor),
+        "NTK-aware": scaling.ntk_inv_freq(dim, base, factor),
+        "YaRN (transformers)": scaling.yarn_inv_freq(dim, base, factor, train_len)[0],
+        "YaRN (paper, α = 1, β = 32)": extension.yarn_paper_inv_freq(dim, base, factor, train_len),
+        "Llama 3.1 (= paper, α = 1, β = 4)": scaling.llama3_inv_freq(dim, base, factor, train_len),
+    }
+    out = []
+    for name, inv in spectra.items():
+        fraction = torch.log(theta / inv) / math.log(factor)
+        out.append((name, _np(r), _np(fraction)))
+    return out
+
+
+def interpolation_ramps(
+    dim: int = 128, base: float = 10000.0, factor: float = 8.0, train_len: int = 4096,
+) -> go.Figure:
+    """Every method as a ramp: how much of the full factor ``s`` each pair gets, against ``L/λ``.
+
+    The y value is ``ln(θ_i/θ'_i)/ln s``: 0 keeps the pair (extrapolates), 1 divides it by ``s``
+    (interpolates). The x value is the number of turns the pair makes in the training context,
+    ``r = L/λ_i`` (log scale): the critical pair sits at ``r = 1``.
+
+    Parameters
+    ----------
+    dim, base : int, float
+        RoPE's dimension (even, 8 … 512) and base.
+    factor : float
+        Scale factor ``s`` (1.5 … 64).
+    train_len : int
+        Training context ``L`` (16 … 2**22).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    dim = _even(dim, "dim", 8, 512)
+    base = _base(base)
+    factor = _real(factor, "factor", 1.5, 64.0)
+    train_len = _int(train_len, "train_len", 16, 2**22)
+    fig = go.Figure()
+    dashes = ["solid", "dot", "solid", "dash", "dashdot"]
+    for k, (name, r, fraction) in enumerate(_ramp_curves(dim, base, factor, train_len)):
+        fig.add_trace(go.Scatter(
+            x=_lists(r, 4), y=_lists(fraction, 4), name=name, mode="lines+markers",
+            line={"color": COLORWAY[k], "dash": dashes[k], "width": 2}, marker={"size": 4},
+            hovertemplate="r = L/λ = %{x:.3g}<br>share of ln s = %{y:.3f}<extra>" + name
+                          + "</extra>",
+        ))
+    fig.add_vline(x=1.0, line={"color": MUTED, "dash": "dash", "width": 1})
+    fig.update_layout(
+        xaxis={"title": {"text": "turns in the training context, r = L/λ_i"}, "type": "log",
+               "autorange": "reversed"},
+        yaxis={"title": {"text": "ln(θ_i/θ'_i) / ln s"}, "range": [-0.05, 1.05]},
+        legend={"orientation": "h", "x": 0.0, "y": -0.22, "yanchor": "top"},
+        margin={"b": 150},
+    )
+    title = (f"Each method as a ramp over r = L/λ<br><sup>d = {dim}, b = {_fmt(base)}, "
+             f"s = {_fmt(factor)}, L = {_fmt(train_len)}; 0 = kept, 1 = divided by s</sup>")
+    return _style(fig, title, height=520)

@@ -10,6 +10,7 @@ from ..viz._style import _apply_state
 from ..viz.alibi import (
     _alibi_lines_state,
     _alibi_state,
+    _alibi_title,
     _reach_state,
     _rope_state,
     _window_state,
@@ -39,9 +40,7 @@ def alibi_live(n_heads: int = 8, seq_len: int = 32, *, head: int = 0) -> LiveExp
         ui.controls["head"].max = v["n_heads"] - 1
         head_ = min(ui.controls["head"].value, v["n_heads"] - 1)
         _apply_state(ui.figure, _alibi_state(v["n_heads"], v["seq_len"], head_))
-        ui.figure.layout.title.text = (
-            f"ALiBi with {v['n_heads']} heads: slopes m_h form a geometric sequence"
-        )
+        ui.figure.layout.title.text = _alibi_title(v["n_heads"])
 
     return LiveExplorer(fig, controls, update)
 
@@ -132,14 +131,15 @@ def alibi_window_live(n_heads: int = 8, window: int = 512, max_factor: int = 16)
         trace = ui.figure.data[0]
         trace.update(x=state["x"], y=state["y"], marker={"color": state["marker"]["color"]})
         trace.hovertemplate = (
-            "sequence length T = %{x}<br>mass on the last "
-            f"{v['window']} keys = %{{y:.4f}}<br>head with log₂(1/m) = "
+            "sequence length T = %{x}<br>mass beyond the last "
+            f"{v['window']} keys = %{{y:.3g}}<br>head with log₂(1/m) = "
             "%{marker.color:.3f}<extra></extra>"
         )
         ui.figure.layout.xaxis.title.text = (
             f"sequence length T (tokens, log scale; L = {v['window']})"
         )
-        ui.figure.layout.yaxis.title.text = f"attention mass on the last L = {v['window']} keys"
+        ui.figure.layout.yaxis.title.text = (
+            f"mass beyond the last L = {v['window']} keys (log; floor 10⁻⁶)")
 
     return LiveExplorer(fig, controls, update)
 

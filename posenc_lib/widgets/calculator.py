@@ -48,17 +48,20 @@ def _configs_html(fields5: dict[str, Any], fields4: dict[str, Any]) -> str:
 
 def _fields(method: str, dim: int, base: float, factor: float, train_len: int,
             legacy: bool) -> dict[str, Any]:
+    # The spectrum explorer compares plain RoPE at the base control with ABF at 500 000.
     return hf_config_fields(
         method, dim=dim, base=_ABF_BASE if method == "abf" else base, factor=factor,
         original_max_position=train_len, legacy=legacy,
     )
 
 
-def _controls(dim: int, base: float, train_len: int, method: str, factor: float
+def _controls(dim: int, base: float, train_len: int, method: str, factor: float,
+              methods: tuple[str, ...] = METHODS, labels: dict[str, str] | None = None,
               ) -> dict[str, W.ValueWidget]:
+    labels = labels or _METHOD_LABEL
     return {
         "method": W.Dropdown(
-            options=[(_METHOD_LABEL[m], m) for m in METHODS],
+            options=[(labels[m], m) for m in methods],
             value=method,
             description="method",
             style=_STYLE,
@@ -70,11 +73,12 @@ def _controls(dim: int, base: float, train_len: int, method: str, factor: float
     }
 
 
-def _check_args(dim: int, base: float, train_len: int, method: str, factor: float) -> None:
+def _check_args(dim: int, base: float, train_len: int, method: str, factor: float,
+                methods: tuple[str, ...] = METHODS) -> None:
     _even(dim, "dim", 8, 512)
     _base(base)
     _int(train_len, "train_len", 16, 2**22)
-    _choice(method, "method", METHODS)
+    _choice(method, "method", methods)
     _real(factor, "factor", 1.0, 64.0)
 
 
@@ -131,11 +135,33 @@ def spectrum_explorer(
     )
 
 
-def _custom(dim: int, base: float, train_len: int, method: str, factor: float) -> RopePreset:
-    return RopePreset(
-        _CUSTOM, dim, dim, _ABF_BASE if method == "abf" else base, method, factor, train_len,
-        train_len if method == "dynamic" else round(factor * train_len), "your settings",
-    )
+# The calculator's methods: the spectrum explorer's plus LongRoPE (which needs a preset's lists).
+_CALC_METHODS = (*METHODS, "longrope")
+_CALC_LABEL = {**_METHOD_LABEL, "abf": "ABF (the base control is the raised base)"}
+
+
+def _custom(dim: int, base: float, train_len: int, method: str, factor: float,
+            carried: RopePreset | None = None) -> RopePreset:
+    """Your settings as a preset; ``carried`` is the preset they started from, if any.
+
+    The base control is used as it reads, also for ABF (whose base *is* the raised base). Options
+    that the controls do not show (YaRN's mscales and betas, Llama 3.1's frequency factors,
+    LongRoPE's lists) are kept from the carried preset while its method and dimension are kept;
+    so is its ``max_position_embeddings`` while the factor and the training length are unchanged.
+    LongRoPE without lists of the right length uses uniform lists (1 below, ``s`` beyond the
+    training length): a plain position interpolation in LongRoPE's form.
+    """
+    options: dict[str, Any] = {}
+    context = train_len if method == "dynamic" else round(factor * train_len)
+    if carried is not None and carried.method == method and carried.rotary_dim == dim:
+        options = dict(carried.options)
+        if (method != "dynamic" and carried.factor == factor
+                and carried.train_len == train_len):
+            context = carried.context
+    if method == "longrope" and len(options.get("long_factor", ())) != dim // 2:
+        options = {"short_factor": [1.0] * (dim // 2), "long_factor": [factor] * (dim // 2)}
+    return RopePreset(_CUSTOM, dim, dim, base, method, factor, train_len, context,
+                      "your settings", options)
 
 
 def calculator_live(
@@ -148,7 +174,7 @@ def calculator_live(
     preset: str | None = None,
 ) -> LiveExplorer:
     """The live RoPE calculator: a model preset or your own settings, spectrum and config."""
-    _check_args(dim, base, train_len, method, factor)
+    _check_args(dim, base, train_len, method, factor, _CALC_METHODS)
     if preset is not None:
         _choice(preset, "preset", tuple(ROPE_PRESETS))
     start = ROPE_PRESETS[preset] if preset else _custom(dim, base, train_len, method, factor)
@@ -156,17 +182,18 @@ def calculator_live(
     controls: dict[str, W.ValueWidget] = {
         "preset": W.Dropdown(options=[_CUSTOM, *ROPE_PRESETS], value=preset or _CUSTOM,
                              description="model preset", style=_STYLE),
-        **_controls(dim, base, train_len, method, factor),
+        **_controls(dim, base, train_len, method, factor, _CALC_METHODS, _CALC_LABEL),
     }
     last: dict[str, str | None] = {"preset": None}  # the first refresh applies the preset
+    carried: dict[str, RopePreset | None] = {"preset": None}  # the preset custom mode came from
 
     def update(ui: LiveExplorer) -> None:
         c = ui.controls
         name = c["preset"].value
         if name != _CUSTOM and name != last["preset"]:
             p = ROPE_PRESETS[name]
-            if p.method in METHODS:
-                c["method"].value = p.method
+            carried["preset"] = p
+            c["method"].value = p.method
             c["factor"].value = min(p.factor, 64.0)
             c["train_len"].value = p.train_len
             c["dim"].value = max(p.rotary_dim, 8)
@@ -176,7 +203,8 @@ def calculator_live(
         last["preset"] = name
         v = ui.values
         p = ROPE_PRESETS[name] if name != _CUSTOM else _custom(
-            _even_value(v["dim"]), v["base"], v["train_len"], v["method"], v["factor"]
+            _even_value(v["dim"]), v["base"], v["train_len"], v["method"], v["factor"],
+            carried["preset"],
         )
         traces, layout = _calculator_state(p)
         for trace, props in zip(ui.figure.data, traces, strict=True):
@@ -208,7 +236,7 @@ def rope_calculator(
     a preset menu and dim/base/length/method/factor controls that recompute the spectrum and
     print the transformers 5 and transformers 4 config blocks.
     """
-    _check_args(dim, base, train_len, method, factor)
+    _check_args(dim, base, train_len, method, factor, _CALC_METHODS)
     if preset is not None:
         _choice(preset, "preset", tuple(ROPE_PRESETS))
     start = ROPE_PRESETS[preset] if preset else _custom(dim, base, train_len, method, factor)

@@ -12,6 +12,7 @@ from ..viz.long_context import (
     _granularity_state,
     _score_state,
     _spiral_state,
+    _spiral_title,
     all_ones_figure,
     granularity_figure,
     pair_spiral_figure,
@@ -103,9 +104,8 @@ def pair_spiral_live(
         state = _spiral_state(v["pair"], dim, base, v["factor"], v["abf_base"], length)
         for trace, props in zip(ui.figure.data, state, strict=True):
             trace.update(props)
-        ui.figure.layout.title.text = (
-            f"Pair i = {v['pair']} over positions 0 … {length}: angle m·θ_i, radius m (d = {dim})"
-        )
+        ui.figure.layout.title.text = _spiral_title(
+            v["pair"], dim, base, v["factor"], v["abf_base"], length)
 
     return LiveExplorer(fig, controls, update)
 
@@ -114,7 +114,7 @@ def pair_spiral_explorer(
     pair: int = 40, dim: int = 128, base: float = 10000.0, factor: float = 8.0,
     abf_base: float = 500000.0, length: int = 4096,
 ) -> Any:
-    """One pair's angle as a spiral under RoPE, PI and ABF (LLaMA 2 Long's appendix picture)."""
+    """One pair's angle as a spiral under RoPE, PI and ABF (the book's picture, not the paper's)."""
     return explorer(
         lambda: pair_spiral_figure(pair, dim, base, factor, abf_base, length),
         lambda: pair_spiral_live(pair, dim, base, factor, abf_base, length),

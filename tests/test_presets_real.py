@@ -1,0 +1,144 @@
+"""Each RoPE preset against its model's recorded ``config.json`` and its own config class.
+
+The ``RECORDED`` values are the RoPE fields of each model's published ``config.json`` (Hugging Face
+Hub; Qwen2.5's ``rope_scaling`` is the one its README tells users to add; LLaMA 2 Long has no
+public checkpoint and is checked against its paper's numbers instead). The presets' emitted blocks
+must load into the model's own transformers config class without a single log record or warning,
+use that class's keys (GPT-NeoX: ``rotary_emb_base``, ``rotary_pct``), and give the library's
+spectrum.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Any
+
+import pytest
+import torch
+from transformers import AutoConfig
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
+
+from posenc_lib.presets import ROPE_PRESETS, RopePreset
+
+# model -> (model_type, recorded config.json RoPE fields, trained length from the model's paper).
+RECORDED: dict[str, tuple[str, dict[str, Any], int]] = {
+    "Llama 2 7B": ("llama", {"max_position_embeddings": 4096, "rope_scaling": None}, 4096),
+    "Code Llama 7B": ("llama", {"max_position_embeddings": 16384, "rope_theta": 1000000,
+                                "rope_scaling": None}, 4096),
+    "LLaMA 2 Long 7B": ("llama", {"max_position_embeddings": 32768, "rope_theta": 500000}, 4096),
+    "Llama 3 8B": ("llama", {"max_position_embeddings": 8192, "rope_theta": 500000.0,
+                             "rope_scaling": None}, 8192),
+    "Llama 3.1 8B": ("llama", {"max_position_embeddings": 131072, "rope_theta": 500000.0,
+                               "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0,
+                                                "high_freq_factor": 4.0,
+                                                "original_max_position_embeddings": 8192,
+                                                "rope_type": "llama3"}}, 8192),
+    # 32 768 positions in the config, but trained at 8 192 (Jiang et al. 2023, Table 1).
+    "Mistral 7B v0.1": ("mistral", {"max_position_embeddings": 32768, "rope_theta": 10000.0,
+                                    "sliding_window": 4096}, 8192),
+    "Qwen2.5-7B-Instruct + YaRN": ("qwen2", {"max_position_embeddings": 32768,
+                                             "rope_theta": 1000000.0,
+                                             "rope_scaling": {"factor": 4.0,
+                                                              "original_max_position_embeddings":
+                                                                  32768, "type": "yarn"}}, 32768),
+    "GPT-NeoX-20B": ("gpt_neox", {"max_position_embeddings": 2048, "rotary_emb_base": 10000,
+                                  "rotary_pct": 0.25, "hidden_size": 6144,
+                                  "num_attention_heads": 64}, 2048),
+    "DeepSeek-V2-Lite": ("deepseek_v2", {"max_position_embeddings": 163840, "rope_theta": 10000,
+                                         "qk_rope_head_dim": 64,
+                                         "rope_scaling": {"beta_fast": 32, "beta_slow": 1,
+                                                          "factor": 40, "mscale": 0.707,
+                                                          "mscale_all_dim": 0.707,
+                                                          "original_max_position_embeddings": 4096,
+                                                          "type": "yarn"}}, 4096),
+    "Phi-3.5-mini-instruct": ("phi3", {"max_position_embeddings": 131072,
+                                       "original_max_position_embeddings": 4096,
+                                       "rope_theta": 10000.0, "hidden_size": 3072,
+                                       "num_attention_heads": 32,
+                                       "rope_scaling": {"type": "longrope"}}, 4096),
+}
+
+
+def test_every_preset_is_recorded() -> None:
+    assert set(RECORDED) <= set(ROPE_PRESETS)
+    assert {"Llama 2 7B", "Mistral 7B v0.1", "Phi-3.5-mini-instruct"} <= set(RECORDED)
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_preset_matches_the_recorded_config(name: str) -> None:
+    p = ROPE_PRESETS[name]
+    model_type, real, trained = RECORDED[name]
+    assert p.model_type == model_type
+    assert p.context == real["max_position_embeddings"]
+    assert p.train_len == trained
+    base = real.get("rope_theta", real.get("rotary_emb_base", 10000.0))  # Llama 2: the default
+    assert p.base == float(base)
+    scaling = real.get("rope_scaling") or {}
+    if "factor" in scaling:
+        assert p.factor == float(scaling["factor"])
+        assert p.train_len == scaling["original_max_position_embeddings"]
+    for key in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "low_freq_factor",
+                "high_freq_factor"):
+        if key in scaling:
+            assert p.options[key] == float(scaling[key]), key
+    if "rotary_pct" in real:
+        head = real["hidden_size"] / real["num_attention_heads"]
+        assert p.rotary_dim == real["rotary_pct"] * head
+    if "qk_rope_head_dim" in real:
+        assert p.rotary_dim == p.head_dim == real["qk_rope_head_dim"]
+    if model_type == "phi3":
+        assert p.head_dim == real["hidden_size"] // real["num_attention_heads"]
+        original = real["original_max_position_embeddings"]
+        assert p.factor == real["max_position_embeddings"] / original
+        assert len(p.options["long_factor"]) == len(p.options["short_factor"]) == p.head_dim // 2
+
+
+def _config_kwargs(p: RopePreset) -> dict[str, Any]:
+    if p.model_type == "deepseek_v2":
+        return {"hidden_size": 128, "num_attention_heads": 2, "qk_rope_head_dim": p.head_dim,
+                "qk_nope_head_dim": 16, "v_head_dim": 16, "kv_lora_rank": 16, "q_lora_rank": None}
+    kwargs: dict[str, Any] = {"hidden_size": 2 * p.head_dim, "num_attention_heads": 2}
+    if p.model_type != "gpt_neox":
+        kwargs["num_key_value_heads"] = 2
+    if p.model_type == "llama":
+        kwargs["head_dim"] = p.head_dim
+    return kwargs
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING:
+            self.messages.append(record.getMessage())
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+@pytest.mark.parametrize("name", sorted(ROPE_PRESETS))
+def test_block_loads_into_the_models_own_config_class_silently(name: str, legacy: bool) -> None:
+    p = ROPE_PRESETS[name]
+    fields = p.hf_fields(legacy=legacy)
+    if legacy and p.model_type == "gpt_neox":
+        assert {"rotary_emb_base", "rotary_pct"} <= set(fields) and "rope_theta" not in fields
+    records = _Records()
+    logger = logging.getLogger("transformers")
+    logger.addHandler(records)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            config = AutoConfig.for_model(p.model_type, **_config_kwargs(p), **fields)
+    finally:
+        logger.removeHandler(records)
+    assert records.messages == []
+    kind = config.rope_parameters["rope_type"]
+    if kind == "default":  # GPT-NeoX's initialiser honours partial_rotary_factor
+        inv, att = GPTNeoXRotaryEmbedding.compute_default_rope_parameters(config)
+    else:
+        inv, att = ROPE_INIT_FUNCTIONS[kind](config)
+    ours, ours_att = p.rope()
+    torch.testing.assert_close(inv.double(), ours, rtol=2e-6, atol=0)
+    assert att == pytest.approx(ours_att, rel=1e-12)
