@@ -1,0 +1,65 @@
+// Evaluated in a book page by tests/test_browser.py: for every drawn plotly figure, the boxes of
+// its text (title, axis titles, annotations such as subplot titles, legend, dropdown menus,
+// slider labels and current value, colour bars), and the problems found: two boxes that overlap,
+// or a box cut by the figure's edge. Returns [{index, title, boxes, problems}].
+(() => {
+  const TOL = 1.5;  // px: anti-aliasing and glyph overhang are not collisions
+  const visible = (el) => {
+    const style = getComputedStyle(el);
+    if (style.display === 'none' || style.visibility === 'hidden' || +style.opacity === 0) return false;
+    const r = el.getBoundingClientRect();
+    return r.width > 0.5 && r.height > 0.5 && (el.textContent || '').trim() !== '' ||
+      (el.tagName !== 'text' && r.width > 0.5 && r.height > 0.5);
+  };
+  const rect = (el) => {
+    const r = el.getBoundingClientRect();
+    return { x0: r.left, y0: r.top, x1: r.right, y1: r.bottom };
+  };
+  const overlap = (a, b) => {
+    const w = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0);
+    const h = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
+    return w > TOL && h > TOL;
+  };
+  return Array.from(document.querySelectorAll('.plotly-graph-div')).map((gd, index) => {
+    const boxes = [];
+    const add = (kind, group, el) => {
+      if (!el || !visible(el)) return;
+      const text = (el.textContent || '').trim().slice(0, 40);
+      boxes.push({ kind, group, text, ...rect(el) });
+    };
+    const q = (sel) => Array.from(gd.querySelectorAll(sel));
+    // The 3-D scene's own axis labels are WebGL-drawn or SVG in the scene; titles are SVG.
+    q('.infolayer .g-gtitle text').forEach((el) => add('title', 'title', el));
+    q('.infolayer [class^="g-"][class$="title"] text, .infolayer [class*="g-x"][class$="title"] text')
+      .forEach((el, i) => {
+        if (!el.closest('.g-gtitle')) add('axis title', 'axis' + i, el);
+      });
+    q('.infolayer .annotation').forEach((el, i) => add('annotation', 'ann' + i, el.querySelector('.annotation-text-g') || el));
+    q('.infolayer .legend').forEach((el, i) => add('legend', 'legend' + i, el.querySelector('.bg') || el));
+    q('.menulayer .updatemenu-header-group, .menulayer .updatemenu-button-group > .updatemenu-button')
+      .forEach((el, i) => { if (!el.closest('.updatemenu-dropdown-button-group')) add('menu', 'menu' + i, el); });
+    q('.menulayer .slider-group').forEach((slider, s) => {
+      slider.querySelectorAll('.slider-label-group text').forEach((el, i) => add('slider label', `slider${s}.${i}`, el));
+      slider.querySelectorAll('.slider-currentvalue').forEach((el) => add('slider value', `slider${s}.value`, el));
+    });
+    q('.infolayer .colorbar').forEach((el, i) => {
+      el.querySelectorAll('.cbtitle text, .cbaxis text, .tick text').forEach((t, j) => add('colour bar', 'cb' + i, t));
+    });
+    const frame = gd.getBoundingClientRect();
+    const problems = [];
+    boxes.forEach((a) => {
+      if (a.x0 < frame.left - TOL || a.x1 > frame.right + TOL || a.y0 < frame.top - TOL || a.y1 > frame.bottom + TOL) {
+        problems.push(`${a.kind} "${a.text}" cut by the figure's edge`);
+      }
+    });
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i], b = boxes[j];
+        if (a.group === b.group && a.kind === 'colour bar') continue;
+        if (overlap(a, b)) problems.push(`${a.kind} "${a.text}" overlaps ${b.kind} "${b.text}"`);
+      }
+    }
+    const title = gd._fullLayout && gd._fullLayout.title ? String(gd._fullLayout.title.text || '') : '';
+    return { index, title, boxes: boxes.length, problems };
+  });
+})()
