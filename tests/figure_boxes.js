@@ -20,6 +20,11 @@
     const h = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
     return w > TOL && h > TOL;
   };
+  // Pairs that are not checked: tick labels among themselves (plotly spaces them), and what is
+  // drawn in a plot on purpose (annotations, axis titles and tick labels hug or sit on it).
+  const SKIP = new Set(['tick label|tick label', 'plot area|plot area', 'annotation|plot area',
+    'axis title|plot area', 'plot area|tick label', 'annotation|tick label']);
+  const mayMeet = (a, b) => !SKIP.has([a.kind, b.kind].sort().join('|'));
   return Array.from(document.querySelectorAll('.plotly-graph-div')).map((gd, index) => {
     const boxes = [];
     const add = (kind, group, el) => {
@@ -35,16 +40,23 @@
         if (!el.closest('.g-gtitle')) add('axis title', 'axis' + i, el);
       });
     q('.infolayer .annotation').forEach((el, i) => add('annotation', 'ann' + i, el.querySelector('.annotation-text-g') || el));
-    q('.infolayer .legend').forEach((el, i) => add('legend', 'legend' + i, el.querySelector('.bg') || el));
+    q('.infolayer .legend').forEach((el, i) => {
+      // its background and every entry (entries can spill past a background sized too early)
+      add('legend', 'legend' + i, el.querySelector('.bg') || el);
+      el.querySelectorAll('.traces').forEach((t) => add('legend', 'legend' + i, t));
+    });
     q('.menulayer .updatemenu-header-group, .menulayer .updatemenu-button-group > .updatemenu-button')
       .forEach((el, i) => { if (!el.closest('.updatemenu-dropdown-button-group')) add('menu', 'menu' + i, el); });
     q('.menulayer .slider-group').forEach((slider, s) => {
-      slider.querySelectorAll('.slider-label-group text').forEach((el, i) => add('slider label', `slider${s}.${i}`, el));
-      slider.querySelectorAll('.slider-currentvalue').forEach((el) => add('slider value', `slider${s}.value`, el));
+      // its current value and its tick labels
+      slider.querySelectorAll('text').forEach((el, i) => add('slider label', `slider${s}.${i}`, el));
     });
-    q('.infolayer .colorbar').forEach((el, i) => {
-      el.querySelectorAll('.cbtitle text, .cbaxis text, .tick text').forEach((t, j) => add('colour bar', 'cb' + i, t));
-    });
+    // a colour bar: its bar, ticks and title together
+    q('.infolayer .colorbar').forEach((el, i) => add('colour bar', 'cb' + i, el));
+    // each subplot's plot area (the data), and the axes' tick labels
+    q('.draglayer .nsewdrag').forEach((el, i) => add('plot area', 'plot' + i, el));
+    q('.cartesianlayer .xtick text, .cartesianlayer .ytick text, .cartesianlayer [class*="tick"] text')
+      .forEach((el) => add('tick label', 'ticks', el));
     const frame = gd.getBoundingClientRect();
     const problems = [];
     boxes.forEach((a) => {
@@ -55,7 +67,8 @@
     for (let i = 0; i < boxes.length; i++) {
       for (let j = i + 1; j < boxes.length; j++) {
         const a = boxes[i], b = boxes[j];
-        if (a.group === b.group && a.kind === 'colour bar') continue;
+        if (a.group === b.group && (a.kind === 'colour bar' || a.kind === 'legend')) continue;
+        if (!mayMeet(a, b)) continue;
         if (overlap(a, b)) problems.push(`${a.kind} "${a.text}" overlaps ${b.kind} "${b.text}"`);
       }
     }

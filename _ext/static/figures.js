@@ -174,8 +174,25 @@
     return layout;
   }
 
-  function narrowTraces(data) {
+  // Legend entries: long trace names wrapped, also those that slider steps and menus set.
+  var NAME_CHARS = 44;
+  function wrapNames(update) {
+    if (!update || typeof update !== 'object' || !('name' in update)) return;
+    var names = update.name;
+    update.name = Array.isArray(names)
+      ? names.map(function (n) { return typeof n === 'string' ? wrap(n, NAME_CHARS) : n; })
+      : (typeof names === 'string' ? wrap(names, NAME_CHARS) : names);
+  }
+
+  function narrowTraces(data, layout) {
+    (layout.sliders || []).forEach(function (slider) {
+      (slider.steps || []).forEach(function (step) { wrapNames((step.args || [])[0]); });
+    });
+    (layout.updatemenus || []).forEach(function (menu) {
+      (menu.buttons || []).forEach(function (button) { wrapNames((button.args || [])[0]); });
+    });
     data.forEach(function (trace) {
+      if (typeof trace.name === 'string') trace.name = wrap(trace.name, NAME_CHARS);
       if (trace.colorbar || trace.type === 'heatmap' || trace.type === 'contour') {
         trace.colorbar = Object.assign({ thickness: 12 }, trace.colorbar, {
           thickness: 12,
@@ -202,6 +219,30 @@
     return style.visibility !== 'hidden' && style.display !== 'none';
   }
 
+  // 'xaxis2' for a subplot id such as 'x2y2'; for an axis title id ('y2'), its anchor's x axis.
+  function xAxisOf(gd, id) {
+    id = String(id || '').split(' ').filter(function (c) { return /^x\d*y\d*$/.test(c); })[0] || id;
+    var m = /^x(\d*)/.exec(id);
+    if (m) return 'xaxis' + m[1];
+    var y = /^y(\d*)$/.exec(id);
+    if (y) {
+      var yaxis = gd._fullLayout['yaxis' + y[1]];
+      var anchor = yaxis && yaxis.anchor && yaxis.anchor !== 'free' ? yaxis.anchor : 'x';
+      return 'xaxis' + anchor.slice(1);
+    }
+    return null;
+  }
+
+  function union(kind, ref, rs) {
+    return {
+      kind: kind, ref: ref,
+      x0: Math.min.apply(null, rs.map(function (r) { return r.x0; })),
+      y0: Math.min.apply(null, rs.map(function (r) { return r.y0; })),
+      x1: Math.max.apply(null, rs.map(function (r) { return r.x1; })),
+      y1: Math.max.apply(null, rs.map(function (r) { return r.y1; })),
+    };
+  }
+
   function boxes(gd) {
     var frame = gd.getBoundingClientRect();
     var out = [];
@@ -222,7 +263,13 @@
     q('.infolayer .annotation').forEach(function (el) {
       add('annotation', +el.getAttribute('data-index'), el.querySelector('.annotation-text-g') || el);
     });
-    q('.infolayer .legend').forEach(function (el) { add('legend', 'legend', el.querySelector('.bg') || el); });
+    q('.infolayer .legend').forEach(function (el) {
+      // The background and every entry: entries can spill past a background sized too early.
+      var parts = [el.querySelector('.bg')].concat(Array.prototype.slice.call(el.querySelectorAll('.traces')))
+        .filter(function (p) { return p && shown(p); });
+      if (!parts.length) return;
+      out.push(union('legend', 'legend', parts.map(function (p) { return rectOf(p, frame); })));
+    });
     q('.menulayer .updatemenu-header-group').forEach(function (el) {
       var d = el.__data__;
       add('menu', d && d._index !== undefined ? d._index : 0, el);
@@ -234,21 +281,18 @@
     q('.menulayer .slider-group').forEach(function (el, i) {
       var d = el.__data__;
       var ref = d && d._index !== undefined ? d._index : i;
-      el.querySelectorAll('.slider-label-group text, .slider-currentvalue').forEach(function (t) {
+      el.querySelectorAll('text').forEach(function (t) {
         add('slider', ref, t);
       });
     });
-    q('.infolayer .colorbar').forEach(function (el, i) {
-      var parts = el.querySelectorAll('.cbtitle text, .cbaxis text, .tick text');
-      if (!parts.length) return;
-      var rs = Array.prototype.map.call(parts, function (p) { return rectOf(p, frame); });
-      out.push({
-        kind: 'colour bar', ref: i,
-        x0: Math.min.apply(null, rs.map(function (r) { return r.x0; })),
-        y0: Math.min.apply(null, rs.map(function (r) { return r.y0; })),
-        x1: Math.max.apply(null, rs.map(function (r) { return r.x1; })),
-        y1: Math.max.apply(null, rs.map(function (r) { return r.y1; })),
-      });
+    q('.infolayer .colorbar').forEach(function (el, i) { add('colour bar', i, el); });
+    // Obstacles for colour bars: plot areas, tick labels and axis titles, by their x axis.
+    q('.draglayer .nsewdrag').forEach(function (el) {
+      add('plot area', xAxisOf(gd, el.parentNode.getAttribute('class')), el);
+    });
+    q('.cartesianlayer .subplot').forEach(function (sub) {
+      var ref = xAxisOf(gd, sub.getAttribute('class').replace('subplot', '').trim());
+      sub.querySelectorAll('.xaxislayer-above text, .yaxislayer-above text').forEach(function (t) { add('tick label', ref, t); });
     });
     return out;
   }
@@ -304,6 +348,24 @@
       if (box.y0 < -TOL) { grow('top', -box.y0); return update; }
       if (box.y1 > height + TOL) { grow('bottom', box.y1 - height); return update; }
     }
+    // A box cut at the left or right edge: a smaller font, and its left end at the figure's.
+    var width = full.width;
+    for (var c = 0; c < list.length; c++) {
+      var cut = list[c];
+      if (cut.x0 >= -TOL && cut.x1 <= width + TOL) continue;
+      var scale = Math.min(1, (width - 8) / (cut.x1 - cut.x0));
+      if (cut.kind === 'annotation') {
+        var note = full.annotations[cut.ref];
+        update['annotations[' + cut.ref + '].font.size'] = Math.max(8, Math.floor(note.font.size * scale));
+        update['annotations[' + cut.ref + '].xanchor'] = 'left';
+        update['annotations[' + cut.ref + '].x'] = (4 - size.l) / size.w;
+        if (note.font.size > 8 || note.xanchor !== 'left') return update;
+      } else if (cut.kind === 'legend' && full.legend.font.size > 8) {
+        update['legend.font.size'] = Math.max(8, Math.min(full.legend.font.size - 1,
+          Math.floor(full.legend.font.size * scale)));
+        return update;
+      }
+    }
     for (var a = 0; a < list.length; a++) {
       for (var b = a + 1; b < list.length; b++) {
         var A = list[a];
@@ -311,17 +373,41 @@
         if (A.kind === B.kind && A.ref === B.ref) continue; // one slider's labels, one colour bar
         var o = overlap(A, B);
         if (!o) continue;
+        if (A.kind === 'colour bar' || B.kind === 'colour bar') {
+          // A colour bar between two subplots: the subplot on its right starts further right.
+          var cb = A.kind === 'colour bar' ? A : B;
+          var hit = cb === A ? B : A;
+          var axisKey = hit.kind === 'axis title' ? xAxisOf(gd, hit.ref.replace('axis', '')) : hit.ref;
+          var axis = typeof axisKey === 'string' ? full[axisKey] : null;
+          if (axis && axis.domain && (hit.x0 + hit.x1) / 2 > (cb.x0 + cb.x1) / 2) {
+            var shift = (cb.x1 + 6 - hit.x0) / size.w;
+            update[axisKey + '.domain'] = [Math.min(axis.domain[0] + shift, axis.domain[1] - 0.2), axis.domain[1]];
+            return update;
+          }
+          continue;
+        }
+        if (A.kind === 'title' || B.kind === 'title') {
+          // The title hangs from the top of the figure, everything else from the plot: more
+          // room at the top moves the rest down, below the title.
+          var t = A.kind === 'title' ? A : B;
+          var other = t === A ? B : A;
+          grow('top', t.y1 - other.y0);
+          return update;
+        }
+        if (A.kind === 'plot area' || B.kind === 'plot area' || A.kind === 'tick label' || B.kind === 'tick label') {
+          var area = A.kind === 'plot area' || A.kind === 'tick label' ? A : B;
+          var thing = area === A ? B : A;
+          if (thing.kind === 'plot area' || thing.kind === 'tick label' || !movable(thing)) continue;
+          // A legend, menu or slider over the data: above the plot if it is in its upper half.
+          if ((thing.y0 + thing.y1) / 2 < plotTop + size.h / 2) {
+            moveY(thing, thing.y1 - plotTop + 4);
+            return update;
+          }
+          continue;
+        }
         var upper = (A.y0 + A.y1) <= (B.y0 + B.y1) ? A : B;
         var lower = upper === A ? B : A;
         var px = upper.y1 - lower.y0 + 4;
-        if (upper.kind === 'title') {
-          // The title hangs from the top of the figure; everything else from the plot.
-          if (lower.y0 <= plotTop + TOL || movable(lower) || lower.kind === 'annotation' ||
-              lower.kind === 'axis title') {
-            grow('top', upper.y1 - lower.y0);
-            return update;
-          }
-        }
         if (upper.y1 <= plotTop + 2 * TOL && lower.y0 < plotTop + TOL) {
           // Both above the plot: lift the upper one if it can move, else the lower one down (no).
           if (movable(upper) && moveY(upper, px)) return update;
@@ -354,6 +440,18 @@
           }
         }
         if (movable(upper) && moveY(upper, px)) return update;
+        if (A.kind === 'annotation' && B.kind === 'annotation' && A.y0 >= plotBottom - TOL &&
+            B.y0 >= plotBottom - TOL) {
+          // Two notes side by side below the plot (e.g. two config.json blocks): one under the other.
+          var left = A.x0 <= B.x0 ? A : B;
+          var right = left === A ? B : A;
+          var drop = left.y1 + 8 - right.y0;
+          update['annotations[' + right.ref + '].x'] = full.annotations[left.ref].x;
+          update['annotations[' + right.ref + '].xanchor'] = full.annotations[left.ref].xanchor;
+          update['annotations[' + right.ref + '].y'] = full.annotations[right.ref].y - drop / size.h;
+          grow('bottom', drop);
+          return update;
+        }
         if (A.kind === 'annotation' && B.kind === 'annotation') {
           // Two notes on one row (subplot titles): a smaller font for both.
           [A, B].forEach(function (note) {
@@ -368,6 +466,7 @@
   }
 
   function fit(gd, Plotly, rounds) {
+    gd.setAttribute('data-fit-rounds', String(16 - rounds));
     if (rounds <= 0 || !gd._fullLayout) return Promise.resolve();
     var update = remedy(gd);
     if (!update) return Promise.resolve();
@@ -542,7 +641,7 @@
     var data = figure.data;
     if (width < NARROW) {
       layout = narrowLayout(layout, width);
-      data = narrowTraces(copy(figure.data));
+      data = narrowTraces(copy(figure.data), layout);
     }
     if (TOUCH) {
       layout.dragmode = false;
@@ -565,7 +664,7 @@
     widths[gd.id] = fitted.width;
     gd.removeAttribute('data-figure-theme');
     return Plotly.react(gd, fitted.data, fitted.layout, configFor(figure, fitted.width))
-      .then(function () { return fit(gd, Plotly, 8); })
+      .then(function () { return fit(gd, Plotly, 16); })
       .then(function () { return applyTheme(gd, Plotly); })
       .then(function () {
         addSliderInputs(gd, Plotly);
@@ -582,6 +681,10 @@
     Promise.all([figureData(source, div.id), plotly()]).then(function (loaded) {
       originals[div.id] = loaded[0];
       return render(div, loaded[0], loaded[1]);
+    }).catch(function (error) {
+      // A figure that could not be fitted is still drawn; the console says why.
+      console.error('figure ' + div.id + ': ' + error);
+      div.setAttribute('data-fitted', 'error');
     });
   }
 
