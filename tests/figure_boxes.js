@@ -24,7 +24,10 @@
   // drawn in a plot on purpose (annotations, axis titles and tick labels hug or sit on it).
   const SKIP = new Set(['tick label|tick label', 'plot area|plot area', 'annotation|plot area',
     'axis title|plot area', 'plot area|tick label', 'annotation|tick label']);
-  const mayMeet = (a, b) => !SKIP.has([a.kind, b.kind].sort().join('|'));
+  // A slider's rail and grip against its own labels: plotly lays those out around each other.
+  const sameSlider = (a, b) => (a.kind === 'slider rail' || b.kind === 'slider rail') &&
+    a.group.split('.')[0] === b.group.split('.')[0];
+  const mayMeet = (a, b) => !SKIP.has([a.kind, b.kind].sort().join('|')) && !sameSlider(a, b);
   return Array.from(document.querySelectorAll('.plotly-graph-div')).map((gd, index) => {
     const boxes = [];
     const add = (kind, group, el) => {
@@ -47,9 +50,12 @@
     });
     q('.menulayer .updatemenu-header-group, .menulayer .updatemenu-button-group > .updatemenu-button')
       .forEach((el, i) => { if (!el.closest('.updatemenu-dropdown-button-group')) add('menu', 'menu' + i, el); });
-    q('.menulayer .slider-group').forEach((slider, s) => {
+    q('.slider-group').forEach((slider, s) => {
       // its current value and its tick labels
       slider.querySelectorAll('text').forEach((el, i) => add('slider label', `slider${s}.${i}`, el));
+      // and its rail and grip, which nothing else may cover
+      slider.querySelectorAll('.slider-rail-rect, .slider-grip-rect')
+        .forEach((el) => add('slider rail', `slider${s}.rail`, el));
     });
     // a colour bar: its bar, ticks and title together
     q('.infolayer .colorbar').forEach((el, i) => add('colour bar', 'cb' + i, el));

@@ -278,10 +278,10 @@
       var d = el.__data__;
       if (d && d.type === 'buttons') add('menu', d._index, el);
     });
-    q('.menulayer .slider-group').forEach(function (el, i) {
+    q('.slider-group').forEach(function (el, i) {
       var d = el.__data__;
       var ref = d && d._index !== undefined ? d._index : i;
-      el.querySelectorAll('text').forEach(function (t) {
+      el.querySelectorAll('text, .slider-rail-rect, .slider-grip-rect').forEach(function (t) {
         add('slider', ref, t);
       });
     });
@@ -618,7 +618,7 @@
       input.addEventListener('input', function () {
         runStep(gd, Plotly, i, +input.value).then(label);
       });
-      var group = function () { return gd.querySelectorAll('.menulayer .slider-group')[i]; };
+      var group = function () { return gd.querySelectorAll('.slider-group')[i]; };
       input.addEventListener('focus', function () { var g = group(); if (g) g.classList.add('posenc-focus'); });
       input.addEventListener('blur', function () { var g = group(); if (g) g.classList.remove('posenc-focus'); });
       gd.parentNode.insertBefore(input, gd.nextSibling);
