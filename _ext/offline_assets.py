@@ -23,6 +23,10 @@
   every page's ``<head>``, parser-blocking, for its search-as-you-type mode, which the book leaves
   off: its search box submits to ``search.html``, which loads them itself. They are removed from
   every other page after the build.
+- The themes' sidebar toggles are bound to a hidden button (pydata-sphinx-theme 0.17.1,
+  sphinx-book-theme 1.3.0): ``navigation.js`` makes the visible ones forward their click to it.
+  ``phone.css`` keeps every page within a phone's width (long code and signatures wrap, wide
+  equations scroll inside their box with a shadow cue) and lets a swipe over a figure scroll.
 - Thebe (live code on the page, loaded from a CDN) is not used: its scripts and styles are dropped,
   which also removes the "THEBE_JS_URL has already been declared" console error. So are
   sphinx-design's (jupyter-book loads it; the book uses none of its tabs, grids or cards).
@@ -39,7 +43,7 @@ HERE = Path(__file__).parent
 BUNDLES = HERE.parent / "posenc_lib" / "static"
 PLOTLY_JS = ("plotly.min.js", "plotly-3d.min.js")
 # Both folders join html_static_path, so Sphinx copies them and stamps their URLs with a digest.
-STATIC_DIRS = (BUNDLES, HERE / "static")  # the plotly bundles; figures.js
+STATIC_DIRS = (BUNDLES, HERE / "static")  # the plotly bundles; figures.js, navigation.js, phone.css
 FIGURE_MARKER = 'class="plotly-graph-div"'
 THREE_D_MARKER = '"type":"scatter3d"'
 
@@ -165,6 +169,9 @@ def setup(app: Sphinx) -> dict[str, object]:
         if not (BUNDLES / name).is_file():
             raise FileNotFoundError(f"{BUNDLES / name} is missing: run `make plotly-bundle`")
     app.add_js_file(None, body=THEME_MODE_JS, priority=50)
+    # Every page: sidebar toggles that work (navigation.js), and a page that fits a phone.
+    app.add_js_file("navigation.js", priority=800, defer="defer")
+    app.add_css_file("phone.css", priority=900)
     app.connect("html-page-context", _add_plotly_where_figures_are)
     app.connect("config-inited", _add_static_dirs)
     app.connect("config-inited", _load_mathjax_in_parts)

@@ -1,13 +1,19 @@
 """The built book in a real browser: Debian's chromium, headless, with the network closed.
 
 For every page: no console error, no request that leaves 127.0.0.1, math typeset by the local
-MathJax, every plotly figure drawn, and moving a slider changes what is drawn.
+MathJax, every plotly figure drawn, and moving a slider changes what is drawn. On a desktop
+(1366 px) and on a phone (390×844, touch): no two text boxes of a figure overlap and none is cut
+by its edge (tests/figure_boxes.js); on the phone no page is wider than the screen and a wide
+equation scrolls in its own box with a cue. The sidebar toggles open the navigation (phone) and
+collapse the sidebar (desktop); a swipe over a figure scrolls the page; figures follow the dark
+theme; sliders can be moved from the keyboard. Every wait is bounded: a hung chromium fails.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -21,6 +27,11 @@ from bookpages import HTML, ROOT, built_pages, require_build
 pytestmark = pytest.mark.browser
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Every wait in this file is bounded by these (milliseconds).
+TIMEOUT_MS = 30_000
+DESKTOP = {"viewport": {"width": 1366, "height": 900}}
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+FIGURE_BOXES_JS = (Path(__file__).parent / "figure_boxes.js").read_text(encoding="utf-8")
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 PAGES = built_pages()
 IDS = [p.relative_to(HTML).as_posix() for p in PAGES]
@@ -81,8 +92,11 @@ CHAPTER_TRANSFER_BYTES = 4_000_000
 OTHER_TRANSFER_BYTES = 5_000_000
 
 
-def _open(browser: object, base_url: str, page_path: Path) -> tuple[object, PageVisit]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+def _open(
+    browser: object, base_url: str, page_path: Path, device: dict | None = None
+) -> tuple[object, PageVisit]:
+    context = browser.new_context(**(device or DESKTOP))  # type: ignore[attr-defined]
+    context.set_default_timeout(TIMEOUT_MS)
     page = context.new_page()
     visit = PageVisit()
 
@@ -117,7 +131,10 @@ def _wait_for_math(page: object) -> int:
     return int(page.evaluate("document.querySelectorAll('mjx-container').length"))
 
 
-DRAWN = "gd => !!(gd._fullLayout && gd.querySelector('.main-svg'))"
+# Drawn, and fitted to the screen by figures.js (data-fitted is set last).
+DRAWN = (
+    "gd => !!(gd._fullLayout && gd.querySelector('.main-svg') && gd.getAttribute('data-fitted'))"
+)
 
 
 def _wait_for_figures(page: object) -> int:
@@ -188,6 +205,8 @@ def test_page_renders_offline_without_errors(
         assert visit.external_requests == [], f"requests off the machine: {visit.external_requests}"
         assert visit.failed_requests == [], f"failed requests: {visit.failed_requests}"
         assert visit.console_errors == [], f"console errors: {visit.console_errors}"
+        # At 1366 px: no two text boxes of a figure overlap, none is cut by its edge.
+        assert _figure_problems(page) == [], "figures whose text collides on a desktop"
     finally:
         page.context.close()
 
@@ -267,6 +286,223 @@ def test_search_from_a_chapter_finds_the_chapters(browser: object, base_url: str
         results = page.locator("#search-results ul.search li")  # type: ignore[attr-defined]
         titles = " ".join(results.all_inner_texts())
         assert "RoPE" in titles, titles[:300]
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+# --- the phone reader (390×844, touch) and the desktop reader's controls ----------------------
+
+
+def _figure_problems(page: object) -> list[str]:
+    """Every figure's text-box problems (tests/figure_boxes.js), one line per figure."""
+    figures = page.evaluate(FIGURE_BOXES_JS)  # type: ignore[attr-defined]
+    return [
+        f"figure {f['index']} ({f['title'][:60]!r}): " + "; ".join(f["problems"][:6])
+        for f in figures
+        if f["problems"]
+    ]
+
+
+# The page's width; each display equation's [scrollWidth, clientWidth, overflow-x, background].
+PAGE_WIDTH_JS = "[document.documentElement.scrollWidth, window.innerWidth]"
+EQUATIONS_JS = """Array.from(document.querySelectorAll('div.math mjx-container')).map(el => {
+  const style = getComputedStyle(el);
+  const box = el.getBoundingClientRect();
+  return [el.scrollWidth, el.clientWidth, style.overflowX, style.backgroundImage, box.right];
+})"""
+
+
+@pytest.mark.parametrize("page_path", PAGES, ids=IDS)
+def test_phone_page_fits_the_screen_and_its_figures_do_not_overlap(
+    browser: object, base_url: str, page_path: Path
+) -> None:
+    page, visit = _open(browser, base_url, page_path, PHONE)
+    try:
+        _wait_for_math(page)
+        _wait_for_figures(page)
+        scroll_width, inner_width = page.evaluate(PAGE_WIDTH_JS)  # type: ignore[attr-defined]
+        assert scroll_width <= inner_width, f"{scroll_width} px wide on a {inner_width} px screen"
+        for scroll, client, overflow, background, right in page.evaluate(EQUATIONS_JS):  # type: ignore[attr-defined]
+            assert right <= inner_width + 1, f"an equation's box ends at {right} px"
+            if scroll > client + 1:  # wider than its box: it scrolls there, and shows it does
+                assert overflow in ("auto", "scroll"), overflow
+                assert "gradient" in background, "a wide equation without a scroll cue"
+        assert _figure_problems(page) == [], "figures whose text collides on a phone"
+        assert visit.console_errors == [], f"console errors: {visit.console_errors}"
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+FIGURE_IDS = re.compile(r'data-plotly-figure="(fig-[0-9a-f]+)"')
+
+
+def _first_page_with(marker: str) -> Path:
+    """The first built page with a figure whose JSON (in _figures/<id>.js) contains ``marker``."""
+    for page_path in PAGES:
+        if not page_path.exists():
+            continue
+        for figure_id in FIGURE_IDS.findall(page_path.read_text(encoding="utf-8")):
+            data = HTML / "_figures" / f"{figure_id}.js"
+            if data.exists() and marker in data.read_text(encoding="utf-8"):
+                return page_path
+    pytest.fail(f"no built page has a figure with {marker!r}")
+
+
+def _a_chapter() -> Path:
+    return _first_page_with('"layout"')
+
+
+def test_phone_navigation_toggles_open_their_drawers(browser: object, base_url: str) -> None:
+    page, visit = _open(browser, base_url, _a_chapter(), PHONE)
+    try:
+        for kind, dialog_id in (("primary", "pst-primary-sidebar-modal"),
+                                ("secondary", "pst-secondary-sidebar-modal")):
+            toggle = page.locator(f".{kind}-toggle:visible").first  # type: ignore[attr-defined]
+            toggle.tap()
+            dialog = page.locator(f"#{dialog_id}")  # type: ignore[attr-defined]
+            page.wait_for_function(  # type: ignore[attr-defined]
+                "el => el.open", arg=dialog.element_handle(), timeout=5_000
+            )
+            links = dialog.locator("a:visible")
+            assert links.count() >= 3, f"the {kind} drawer opened with {links.count()} links"
+            page.keyboard.press("Escape")  # type: ignore[attr-defined]
+            page.wait_for_function("el => !el.open", arg=dialog.element_handle(), timeout=5_000)  # type: ignore[attr-defined]
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+def test_desktop_hamburger_collapses_and_restores_the_sidebar(
+    browser: object, base_url: str
+) -> None:
+    page, visit = _open(browser, base_url, _a_chapter(), DESKTOP)
+    try:
+        sidebar = page.locator("#pst-primary-sidebar")  # type: ignore[attr-defined]
+        hidden = "el => getComputedStyle(el).visibility === 'hidden'"
+        assert not page.evaluate(hidden, sidebar.element_handle())  # type: ignore[attr-defined]
+        toggle = page.locator(".primary-toggle:visible").first  # type: ignore[attr-defined]
+        toggle.click()
+        page.wait_for_function(hidden, arg=sidebar.element_handle(), timeout=5_000)  # type: ignore[attr-defined]
+        toggle.click()
+        page.wait_for_function(  # type: ignore[attr-defined]
+            f"el => !({hidden})(el)", arg=sidebar.element_handle(), timeout=5_000
+        )
+        assert not page.locator("dialog[open]").count()  # type: ignore[attr-defined]
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+RANGES_JS = """gd => Object.keys(gd._fullLayout).filter(k => /^[xy]axis\\d*$/.test(k))
+  .map(k => gd._fullLayout[k].range.map(Number))"""
+
+
+def test_a_swipe_over_a_figure_scrolls_the_page(browser: object, base_url: str) -> None:
+    page, visit = _open(browser, base_url, _first_page_with('"xaxis"'), PHONE)
+    try:
+        _wait_for_figures(page)
+        figures = page.locator(".plotly-graph-div")  # type: ignore[attr-defined]
+        index = page.evaluate(  # type: ignore[attr-defined]
+            "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+            ".findIndex(gd => gd._fullLayout.xaxis && !gd._fullLayout.scene)"
+        )
+        assert index >= 0, "no 2-D figure on the page"
+        figure = figures.nth(index)
+        handle = figure.element_handle()
+        page.evaluate(  # type: ignore[attr-defined]
+            "gd => window.scrollTo(0, gd.getBoundingClientRect().top + scrollY - 150)", handle
+        )
+        page.wait_for_timeout(200)  # type: ignore[attr-defined]
+        plot = figure.locator(".nsewdrag").first.bounding_box()
+        assert plot is not None
+        x, y = plot["x"] + plot["width"] / 2, plot["y"] + plot["height"] * 0.8
+        before = page.evaluate("window.scrollY")  # type: ignore[attr-defined]
+        ranges = page.evaluate(RANGES_JS, handle)  # type: ignore[attr-defined]
+        cdp = page.context.new_cdp_session(page)  # type: ignore[attr-defined]
+        cdp.send("Input.dispatchTouchEvent",
+                 {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+        for step in range(1, 11):  # an upward swipe of 250 px
+            cdp.send("Input.dispatchTouchEvent",
+                     {"type": "touchMove", "touchPoints": [{"x": x, "y": y - 25 * step}]})
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+        page.wait_for_timeout(600)  # type: ignore[attr-defined]
+        after = page.evaluate("window.scrollY")  # type: ignore[attr-defined]
+        assert after > before + 50, f"the page moved {after - before} px under a 250 px swipe"
+        assert page.evaluate(RANGES_JS, handle) == ranges, "the swipe changed the axes' ranges"
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+COLOURS_JS = "gd => [gd._fullLayout.paper_bgcolor, gd._fullLayout.font.color]"
+
+
+def test_figures_follow_the_dark_theme(browser: object, base_url: str) -> None:
+    page, visit = _open(browser, base_url, _a_chapter(), DESKTOP)
+    try:
+        _wait_for_figures(page)
+        handle = page.locator(".plotly-graph-div").first.element_handle()  # type: ignore[attr-defined]
+        light = page.evaluate(COLOURS_JS, handle)  # type: ignore[attr-defined]
+        switch = page.locator(".theme-switch-button:visible").first  # type: ignore[attr-defined]
+        for _ in range(3):  # the switch cycles light → dark → auto
+            if page.evaluate("document.documentElement.dataset.theme") == "dark":  # type: ignore[attr-defined]
+                break
+            switch.click()
+        assert page.evaluate("document.documentElement.dataset.theme") == "dark"  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "gd => gd.getAttribute('data-figure-theme') === 'dark'", arg=handle, timeout=10_000
+        )
+        page.wait_for_timeout(300)  # type: ignore[attr-defined]
+        paper, ink = page.evaluate(COLOURS_JS, handle)  # type: ignore[attr-defined]
+        assert (paper, ink) != tuple(light)
+        assert paper in ("rgba(0,0,0,0)", "rgba(0, 0, 0, 0)"), paper  # the page's dark shows
+        assert ink.lower() == "#e6edf3", ink  # light text
+        page.evaluate("document.documentElement.dataset.theme = 'light'")  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "gd => gd.getAttribute('data-figure-theme') === 'light'", arg=handle, timeout=10_000
+        )
+        page.wait_for_timeout(300)  # type: ignore[attr-defined]
+        assert page.evaluate(COLOURS_JS, handle) == light  # type: ignore[attr-defined]
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+def test_sliders_are_reachable_and_moved_by_keyboard(browser: object, base_url: str) -> None:
+    page, visit = _open(browser, base_url, _first_page_with('"sliders"'), DESKTOP)
+    try:
+        _wait_for_figures(page)
+        index = page.evaluate(  # type: ignore[attr-defined]
+            "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+            ".findIndex(gd => (gd._fullLayout.sliders || []).length > 0)"
+        )
+        figure = page.locator(".plotly-graph-div").nth(index)  # type: ignore[attr-defined]
+        handle = figure.element_handle()
+        figure.scroll_into_view_if_needed()
+        # Start the keyboard's walk at the figure (as a click there would), then Tab to the slider.
+        page.evaluate(  # type: ignore[attr-defined]
+            "gd => { gd.tabIndex = -1; gd.focus(); gd.removeAttribute('tabindex'); }", handle
+        )
+        focused = (
+            "gd => document.activeElement.matches(`.posenc-slider-input[data-figure='${gd.id}']`)"
+        )
+        for _ in range(5):
+            page.keyboard.press("Tab")  # type: ignore[attr-defined]
+            if page.evaluate(focused, handle):  # type: ignore[attr-defined]
+                break
+        assert page.evaluate(focused, handle), "Tab did not reach the figure's slider"  # type: ignore[attr-defined]
+        slider = int(page.evaluate("document.activeElement.dataset.slider"))  # type: ignore[attr-defined]
+        active = f"gd => gd._fullLayout.sliders[{slider}].active"
+        steps = page.evaluate(f"gd => gd._fullLayout.sliders[{slider}].steps.length", handle)  # type: ignore[attr-defined]
+        before_active = page.evaluate(active, handle)  # type: ignore[attr-defined]
+        before = figure.screenshot()
+        key = "ArrowLeft" if before_active == steps - 1 else "ArrowRight"
+        page.keyboard.press(key)  # type: ignore[attr-defined]
+        expected = before_active + (-1 if key == "ArrowLeft" else 1)
+        page.wait_for_function(f"gd => ({active})(gd) === {expected}", arg=handle, timeout=10_000)  # type: ignore[attr-defined]
+        page.wait_for_timeout(300)  # type: ignore[attr-defined]
+        assert figure.screenshot() != before, "the arrow key moved the slider but not the drawing"
         assert visit.console_errors == [], visit.console_errors
     finally:
         page.context.close()  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ FONT_FAMILY = (
     '"Helvetica Neue", Arial, sans-serif'
 )
 INK = "#1f2328"  # text; 15.8:1 against PAPER (WCAG AAA)
-PAPER = "#ffffff"  # opaque on purpose: the figure reads the same in the theme's light and dark mode
+PAPER = "#ffffff"  # opaque, for the light theme; the book's figures.js recolours for the dark
 GRID = "#d8dee4"
 MUTED = "#57606a"  # secondary lines and labels; 6.4:1 against PAPER
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies, and in grey print.

@@ -307,7 +307,10 @@ def lab_attention_maps(artifacts: dict[str, np.ndarray], task: str = "copy",
             fig.add_trace(go.Heatmap(
                 z=lower.tolist(), x=ticks, y=ticks, colorscale=SEQUENTIAL, zmin=0, zmax=0.5,
                 showscale=layer == n_layers - 1, visible=c_index == 0,
-                colorbar={"title": {"text": "weight"}, "len": 0.9},
+                # the scale stops at 0.5 (weights above it share its colour): the bar says so
+                colorbar={"title": {"text": "weight"}, "len": 0.9,
+                          "tickvals": [0, 0.1, 0.2, 0.3, 0.4, 0.5],
+                          "ticktext": ["0", "0.1", "0.2", "0.3", "0.4", "≥ 0.5"]},
                 hovertemplate="query %{y}, key %{x}: %{z:.3f}<extra></extra>",
             ), row=1, col=layer + 1)
     steps = []
@@ -321,8 +324,6 @@ def lab_attention_maps(artifacts: dict[str, np.ndarray], task: str = "copy",
         fig.update_xaxes(title={"text": "key"}, row=1, col=col)
         fig.update_yaxes(title={"text": "query" if col == 1 else ""}, autorange="reversed",
                          row=1, col=col)
-    fig.add_annotation(text="colour saturates at 0.5", showarrow=False, xref="paper",
-                       yref="paper", x=1.0, y=1.08, font={"color": MUTED, "size": 11})
     return _style(fig, f"Attention of the trained models ({task} task, seed 0, mean over heads)",
                   height=560)
 
@@ -350,8 +351,8 @@ def learned_table_figure(table: np.ndarray, initial: np.ndarray, train_length: i
     Returns
     -------
     plotly.graph_objects.Figure
-        Left: cosine similarity of rows ``0 … shown−1``. Right: ``‖row_p − initial_p‖`` against
-        ``p``, zero for every row training never reached.
+        Left: ``‖row_p − initial_p‖`` against ``p``, zero for every row training never reached.
+        Right: cosine similarity of rows ``0 … shown−1``.
     """
     for name, value in (("table", table), ("initial", initial)):
         if not isinstance(value, np.ndarray) or value.ndim != 2:
@@ -363,26 +364,28 @@ def learned_table_figure(table: np.ndarray, initial: np.ndarray, train_length: i
     shown = min(max_len, 4 * train_length) if shown is None else _int(shown, "shown", 2, max_len)
     sim = _cosine(table.astype(np.float64))
     moved = np.linalg.norm(table.astype(np.float64) - initial.astype(np.float64), axis=1)
+    # The heatmap on the right, its colour bar at the figure's right edge: a colour bar between
+    # two subplots runs into the second one's axis on a narrow screen.
     fig = make_subplots(rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.14,
-                        subplot_titles=(f"cosine similarity of rows 0…{shown - 1}",
-                                        "how far training moved each row"))
-    fig.add_trace(go.Heatmap(z=np.round(sim[:shown, :shown], 2).tolist(), colorscale="RdBu",
-                             zmid=0, zmin=-1, zmax=1,
-                             colorbar={"title": {"text": "cos"}, "x": 0.43},
-                             hovertemplate="rows %{y} and %{x}: %{z:.2f}<extra></extra>"),
-                  row=1, col=1)
+                        subplot_titles=("how far training moved each row",
+                                        f"cosine similarity of rows 0…{shown - 1}"))
     fig.add_trace(go.Scatter(x=list(range(max_len)), y=np.round(moved, 4).tolist(),
                              mode="lines+markers", marker={"size": 3},
                              line={"color": COLORWAY[0]}, showlegend=False,
                              hovertemplate="row %{x}: moved %{y:.3f}<extra></extra>"),
+                  row=1, col=1)
+    fig.add_trace(go.Heatmap(z=np.round(sim[:shown, :shown], 2).tolist(), colorscale="RdBu",
+                             zmid=0, zmin=-1, zmax=1,
+                             colorbar={"title": {"text": "cos"}, "thickness": 16},
+                             hovertemplate="rows %{y} and %{x}: %{z:.2f}<extra></extra>"),
                   row=1, col=2)
     for col in (1, 2):
         fig.add_vline(x=train_length - 0.5, line={"color": MUTED, "dash": "dot"}, row=1, col=col)
-    fig.add_hline(y=train_length - 0.5, line={"color": MUTED, "dash": "dot"}, row=1, col=1)
-    fig.update_xaxes(title={"text": "position (row)"}, row=1, col=1)
-    fig.update_yaxes(title={"text": "position (row)"}, autorange="reversed", row=1, col=1)
-    fig.update_xaxes(title={"text": "position p (row)"}, row=1, col=2)
-    fig.update_yaxes(title={"text": "‖row after training − row at init‖"}, row=1, col=2)
+    fig.add_hline(y=train_length - 0.5, line={"color": MUTED, "dash": "dot"}, row=1, col=2)
+    fig.update_xaxes(title={"text": "position p (row)"}, row=1, col=1)
+    fig.update_yaxes(title={"text": "‖row after training − row at init‖"}, row=1, col=1)
+    fig.update_xaxes(title={"text": "position (row)"}, row=1, col=2)
+    fig.update_yaxes(title={"text": "position (row)"}, autorange="reversed", row=1, col=2)
     return _style(fig, f"The learned table: rows {train_length} and beyond never moved",
                   height=460)
 
