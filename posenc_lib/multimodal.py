@@ -567,7 +567,7 @@ def apply_mrope(
     """Rotate ``x`` by M-RoPE (half pairing ``(i, i + dim/2)``, as the Qwen-VL language models).
 
     When the three rows of ``position_ids`` are equal (text), this is exactly 1-D RoPE
-    (:func:`posenc_lib.apply_rope_half`) whatever the section.
+    (:func:`posenc_lib.rope.apply_rope_half`) whatever the section.
 
     Parameters
     ----------

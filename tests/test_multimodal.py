@@ -425,3 +425,54 @@ def test_text_after_an_image_resumes_at_max_h_w_over_merge() -> None:
 def test_bad_arguments_name_the_parameter(call, exc, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(exc, match=match):
         call()
+
+
+# --- figures -------------------------------------------------------------------------------------
+
+
+def test_axes_figure_draws_the_library_axis_maps() -> None:
+    from posenc_lib.viz.multimodal import MROPE_MODELS, mrope_axes_figure
+
+    fig = mrope_axes_figure()
+    (trace,) = fig.data
+    for row, (_, section, inter) in zip(trace.z, MROPE_MODELS, strict=True):
+        assert list(row) == mrope_axis_map(section, interleaved=inter).tolist()
+    assert "".join(trace.text[0]) == "t" * 16 + "h" * 24 + "w" * 24
+    with pytest.raises(ValueError, match="share one head size"):
+        mrope_axes_figure([("a", [1, 1, 1], False), ("b", [2, 1, 1], False)])
+
+
+def test_similarity_figure_steps_are_the_library_similarity() -> None:
+    from posenc_lib.multimodal import rope_2d_similarity
+    from posenc_lib.viz.multimodal import rope_2d_similarity_figure
+
+    fig = rope_2d_similarity_figure(dim=32, base=100.0, max_offset=5, seed=2)
+    off = torch.arange(-5, 6, dtype=torch.float64)
+    axial = rope_2d_similarity(off, off, *axial_rope_frequencies(32, 100.0))
+    np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float), axial.numpy(), atol=5e-4)
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == [str(i) for i in range(8)]
+    mixed = rope_2d_similarity(off, off, *rope_mixed_frequencies(32, 100.0, seed=5))
+    np.testing.assert_allclose(np.array(steps[5].args[0]["z"][0], dtype=float), mixed.numpy(),
+                               atol=5e-4)
+    assert steps[2].args[0]["z"][0] == list(map(list, fig.data[1].z))
+
+
+def test_position_ids_figure_draws_get_rope_index_ids_at_every_slider_step() -> None:
+    from posenc_lib.display import StaticFigure
+    from posenc_lib.viz.multimodal import IMAGE_SIZES, position_ids_figure
+
+    segments = [("text", 4), ("image", 1, 8, 4), ("text", 4)]
+    fig = position_ids_figure(segments)
+    ids, _ = mrope_position_ids(segments)
+    for a in range(3):
+        assert list(fig.data[a].y) == ids[a].tolist()
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == [f"{h}×{w}" for h, w in IMAGE_SIZES]
+    h, w = IMAGE_SIZES[-1]
+    big, _ = mrope_position_ids([("text", 4), ("image", 1, h, w), ("text", 4)])
+    assert steps[-1].args[0]["y"][1] == big[1].tolist()
+    assert fig.layout.sliders[0].active == IMAGE_SIZES.index((8, 4))
+    assert len(StaticFigure(fig).to_html().encode()) < 300_000
+    # without an image there is nothing to slide
+    assert not position_ids_figure([("text", 3), ("video", 2, 4, 4)]).layout.sliders

@@ -75,7 +75,7 @@ def mrope_axes_figure(
         colorscale += [[a / 3, colour], [(a + 1) / 3, colour]]
     fig = go.Figure(
         go.Heatmap(
-            z=z, x=list(range(n)), y=labels, text=text, texttemplate="%{text}" if n <= 64 else None,
+            z=z, x=list(range(n)), y=labels, text=text,
             customdata=custom, zmin=-0.5, zmax=2.5, colorscale=colorscale, xgap=1, ygap=4,
             colorbar={"tickvals": [0, 1, 2], "ticktext": ["t (time)", "h (height)", "w (width)"],
                       "len": 0.9, "thickness": 12},
@@ -83,8 +83,7 @@ def mrope_axes_figure(
                           "positions<extra></extra>",
         )
     )
-    fig.update_xaxes(title_text="frequency pair i (θ_i = base^(−2i/d): fast on the left, slow on "
-                                "the right)")
+    fig.update_xaxes(title_text="frequency pair i (fast → slow)")
     fig.update_yaxes(autorange="reversed")
     return _style(fig, "Which position id each frequency pair reads", height=140 + 70 * len(labels))
 
