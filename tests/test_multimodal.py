@@ -279,6 +279,29 @@ def test_mrope_equals_the_qwen_rotary_class_and_attention_rotation(model: str) -
     assert all((w - hf_q).abs().max() > 0.1 for w in wrong)
 
 
+def test_partial_interleaved_mrope_equals_qwen3_5() -> None:
+    """Qwen3.5: MRoPE-I [11, 11, 10] on the first quarter of a 256-feature head, rest unrotated."""
+    from transformers import Qwen3_5TextConfig
+    from transformers.models.qwen3_5.modeling_qwen3_5 import (
+        Qwen3_5TextRotaryEmbedding,
+        apply_rotary_pos_emb,
+    )
+
+    config = Qwen3_5TextConfig()  # head_dim 256, partial_rotary_factor 0.25, θ 1e4
+    layer = Qwen3_5TextRotaryEmbedding(config)
+    rotary_dim = P.partial_rotary_dim(config.head_dim,
+                                      config.rope_parameters["partial_rotary_factor"])
+    assert rotary_dim == 64 and list(layer.mrope_section) == [11, 11, 10]
+    gen = torch.Generator().manual_seed(9)
+    pos = torch.randint(0, 500, (3, 1, 20), generator=gen)
+    q, k = torch.randn(2, 1, 2, 20, config.head_dim, generator=gen)
+    cos, sin = layer(q, pos)
+    hf_q, _ = apply_rotary_pos_emb(q, k, cos, sin)
+    ours = torch.cat((apply_mrope(q[..., :rotary_dim], pos[:, 0], [11, 11, 10], base=1e4,
+                                  interleaved=True), q[..., rotary_dim:]), dim=-1)
+    torch.testing.assert_close(ours, hf_q, atol=1e-4, rtol=0)
+
+
 @given(
     section=st.tuples(st.integers(1, 8), st.integers(0, 8), st.integers(0, 8)).filter(
         lambda s: 3 * s[1] - 1 <= sum(s) and 3 * s[2] <= sum(s)),

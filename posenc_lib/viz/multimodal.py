@@ -138,7 +138,7 @@ def rope_2d_similarity_figure(
     offsets = list(range(-max_offset, max_offset + 1))
     state = _similarity_state(dim, base, max_offset, seed)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=("axial (Qwen-VL vision)", "RoPE-Mixed at initialisation"))
+                        subplot_titles=("axial", "RoPE-Mixed (initial)"))
     for col, props in enumerate(state, start=1):
         fig.add_trace(
             go.Heatmap(
@@ -148,10 +148,11 @@ def rope_2d_similarity_figure(
             ),
             row=1, col=col,
         )
-        fig.update_xaxes(title_text="Δcol", scaleanchor=f"y{'' if col == 1 else col}",
+        span = [-max_offset - 0.5, max_offset + 0.5]
+        fig.update_xaxes(title_text="Δcol", range=span, constrain="domain", row=1, col=col)
+        fig.update_yaxes(title_text="Δrow" if col == 1 else None, range=span, constrain="domain",
                          row=1, col=col)
-        fig.update_yaxes(title_text="Δrow" if col == 1 else None, row=1, col=col)
-    title = f"Score of a patch with itself moved by (Δrow, Δcol), d = {dim}, base = {base:g}"
+    title = f"2-D RoPE score at offset (Δrow, Δcol), d = {dim}"
     if not sliders:
         return _style(fig, title, height=470)
     seeds = sorted(set(range(8)) | {seed})
@@ -239,7 +240,7 @@ def position_ids_figure(
     fig.update_yaxes(title_text="position id", rangemode="tozero")
     fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": 1.0, "yanchor": "bottom"},
                       margin={"t": 110})
-    title = "M-RoPE position ids of a text–image–text sequence"
+    title = "M-RoPE position ids, token by token"
     has_image = any(seg[0] == "image" for seg in segments)
     if not (sliders and has_image):
         return _style(fig, title, height=440)
