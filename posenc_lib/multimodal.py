@@ -602,6 +602,7 @@ def apply_mrope(
 # --- multimodal position ids ---------------------------------------------------------------------
 
 _KINDS = ("text", "image", "video")
+_RESUME_RULES = ("grid", "max")
 
 
 def _check_segment(i: int, seg: object, merge: int) -> tuple[str, int, int, int, float]:
@@ -635,7 +636,7 @@ def _check_segment(i: int, seg: object, merge: int) -> tuple[str, int, int, int,
 
 
 def mrope_position_ids(
-    segments: Sequence[tuple[object, ...]], *, spatial_merge_size: int = 2
+    segments: Sequence[tuple[object, ...]], *, spatial_merge_size: int = 2, resume: str = "grid"
 ) -> tuple[torch.Tensor, int]:
     """The ``(3, seq)`` M-RoPE ids of a text / image / video sequence, as ``get_rope_index``.
 
@@ -643,8 +644,12 @@ def mrope_position_ids(
     An image or video grid ``(t, h, w)`` of patches becomes ``t·(h/m)·(w/m)`` tokens (``m`` the
     spatial merge size) with ids time ``p + ⌊k·τ⌋`` for frame ``k`` (``τ`` the time interval: 1
     for images and Qwen2-VL, ``tokens_per_second · seconds_per_grid`` for Qwen2.5-VL videos),
-    height ``p + row``, width ``p + col``; then ``p`` moves on by ``max(h, w) / m`` — *not* by
-    the number of tokens, and not by the number of frames (transformers 5.25).
+    height ``p + row``, width ``p + col``. Then, with ``resume="grid"`` (transformers 5.25),
+    ``p`` moves on by ``max(h, w) / m`` — *not* by the number of tokens, and not by the number
+    of frames; with ``resume="max"`` (transformers 4.x, the code the Qwen2-VL and Qwen2.5-VL
+    checkpoints were released with) the next segment starts at the largest id so far plus one.
+    The two agree for images and single frames and differ for videos whose last time id
+    ``⌊(t−1)·τ⌋`` reaches ``max(h, w) / m``.
 
     Parameters
     ----------
@@ -653,6 +658,9 @@ def mrope_position_ids(
         with the grid in patches, as ``image_grid_thw`` / ``video_grid_thw``.
     spatial_merge_size : int
         ``m`` (2 in the Qwen-VL models).
+    resume : {"grid", "max"}
+        Where the segment after an image or video starts: ``p + max(h, w) / m``
+        (transformers 5.25) or the largest id so far plus one (transformers 4.x).
 
     Returns
     -------
@@ -661,6 +669,7 @@ def mrope_position_ids(
         the shift transformers adds to ``arange`` positions of tokens generated after the prompt.
     """
     merge = check_positive_int(spatial_merge_size, "spatial_merge_size")
+    resume = check_choice(resume, "resume", _RESUME_RULES)
     if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
         raise TypeError(f"segments must be a sequence of tuples, got {type(segments).__name__}")
     parsed = [_check_segment(i, seg, merge) for i, seg in enumerate(segments)]
@@ -682,6 +691,8 @@ def mrope_position_ids(
         tt, hh, ww = torch.meshgrid(times, torch.arange(gh) + p, torch.arange(gw) + p,
                                     indexing="ij")
         parts.append(torch.stack((tt, hh, ww)).reshape(3, -1))
-        p += max(h, w) // merge
+        # 5.25 skips the grid's longer side; 4.x restarted after the largest id (for a video
+        # with long time spacing that is far beyond the grid)
+        p = p + max(h, w) // merge if resume == "grid" else int(parts[-1].max()) + 1
     ids = torch.cat(parts, dim=1)
     return ids, int(ids.max()) + 1 - ids.shape[1]

@@ -419,6 +419,47 @@ def test_text_after_an_image_resumes_at_max_h_w_over_merge() -> None:
     assert delta == 3 + 6 + 2 - 17
 
 
+def _get_rope_index_4x(segments: list[tuple]) -> tuple[torch.Tensor, int]:
+    """transformers 4.x's Qwen2.5-VL get_rope_index loop (merge 2), transcribed."""
+    llm_pos_ids_list: list[torch.Tensor] = []
+    for seg in segments:
+        st_idx = llm_pos_ids_list[-1].max() + 1 if llm_pos_ids_list else 0
+        if seg[0] == "text":
+            llm_pos_ids_list.append(torch.arange(seg[1]).view(1, -1).expand(3, -1) + st_idx)
+            continue
+        t, gh, gw = seg[1], seg[2] // 2, seg[3] // 2
+        interval = seg[4] if len(seg) == 5 else 1
+        t_index = (torch.arange(t).view(-1, 1).expand(-1, gh * gw) * interval).long().flatten()
+        h_index = torch.arange(gh).view(1, -1, 1).expand(t, -1, gw).flatten()
+        w_index = torch.arange(gw).view(1, 1, -1).expand(t, gh, -1).flatten()
+        llm_pos_ids_list.append(torch.stack([t_index, h_index, w_index]) + st_idx)
+    ids = torch.cat(llm_pos_ids_list, dim=1)
+    return ids, int(ids.max()) + 1 - ids.shape[1]
+
+
+@pytest.mark.parametrize("segments", [
+    *SEQUENCES,
+    [("text", 2), ("video", 3, 4, 4, 4.0), ("text", 1), ("video", 4, 2, 2, 1.0), ("text", 2)],
+    [("video", 5, 2, 6, 0.5), ("text", 3)],
+], ids=range(len(SEQUENCES) + 2))
+def test_resume_max_equals_the_transformers_4x_loop(segments: list[tuple]) -> None:
+    ours, delta = mrope_position_ids(segments, resume="max")
+    old, old_delta = _get_rope_index_4x(segments)
+    assert torch.equal(ours, old) and delta == old_delta
+
+
+def test_resume_rules_agree_on_images_and_part_on_long_videos() -> None:
+    images = [("text", 3), ("image", 1, 4, 12), ("text", 1), ("image", 1, 6, 2), ("text", 2)]
+    assert torch.equal(mrope_position_ids(images)[0], mrope_position_ids(images, resume="max")[0])
+    # last time id ⌊(t−1)·τ⌋ = 8 >= max(h, w)/m = 2: 5.25 resumes at 2 + 2, 4.x at 2 + 8 + 1
+    video = [("text", 2), ("video", 3, 4, 4, 4.0), ("text", 2)]
+    assert mrope_position_ids(video)[0][:, -2].tolist() == [4] * 3
+    assert mrope_position_ids(video, resume="max")[0][:, -2].tolist() == [11] * 3
+    # ⌊(t−1)·τ⌋ = 1 < max(h, w)/m = 2: the rules agree
+    short = [("text", 2), ("video", 2, 4, 4), ("text", 2)]
+    assert torch.equal(mrope_position_ids(short)[0], mrope_position_ids(short, resume="max")[0])
+
+
 # --- validation ----------------------------------------------------------------------------------
 
 
@@ -444,6 +485,7 @@ def test_text_after_an_image_resumes_at_max_h_w_over_merge() -> None:
     (lambda: mrope_position_ids([("text", 2.5)]), TypeError, r"segments\[0\] length"),
     (lambda: mrope_position_ids([("video", 2, 2, 2, -1.0)]), ValueError, r"time_interval"),
     (lambda: mrope_position_ids([]), ValueError, r"at least one token"),
+    (lambda: mrope_position_ids([("text", 2)], resume="last"), ValueError, r"resume must be"),
 ])
 def test_bad_arguments_name_the_parameter(call, exc, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(exc, match=match):
