@@ -2,9 +2,10 @@
 
 Four families, each checked against the code of the models that use it:
 
-* **2-D sin-cos tables** (ViT / MAE): a quarter of the features for ``sin`` and one for ``cos`` of
-  each axis, :func:`sincos_2d_table`. MAE's reference code puts the *column* first
-  (``[sin_w | cos_w | sin_h | cos_h]``), a naming slip its pretrained weights keep.
+* **2-D sin-cos tables** (MAE; the original ViT learns a 1-D table): a quarter of the features
+  for ``sin`` and one for ``cos`` of each axis, :func:`sincos_2d_table`. MAE's reference code
+  puts the *column* first (``[sin_w | cos_w | sin_h | cos_h]``), a naming slip its pretrained
+  weights keep.
 * **2-D RoPE** for vision towers, :func:`apply_rope_2d`: pair ``i`` of a patch at ``(r, c)``
   turns by ``r·f^row_i + c·f^col_i``. *Axial* RoPE gives each pair one axis (``f^row_i = 0`` or
   ``f^col_i = 0``), in the layouts of :data:`AXIAL_LAYOUTS`; *RoPE-Mixed* (Heo et al., ECCV 2024)
@@ -98,7 +99,7 @@ def sincos_2d_table(
     column_first: bool = True,
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
-    """The fixed 2-D sin-cos position table of ViT / MAE for a ``grid_h × grid_w`` patch grid.
+    """The fixed 2-D sin-cos position table of MAE for a ``grid_h × grid_w`` patch grid.
 
     Each axis gets ``dim/2`` features, laid out ``[sin(p·ω) | cos(p·ω)]`` with the ``dim/4``
     frequencies ``ω_j = base^(-j/(dim/4))``. Patches are numbered row-major, ``n = r·grid_w + c``.
