@@ -500,9 +500,15 @@ def test_axes_figure_draws_the_library_axis_maps() -> None:
 
     fig = mrope_axes_figure()
     (trace,) = fig.data
-    for row, (_, section, inter) in zip(trace.z, MROPE_MODELS, strict=True):
+    for row, (_, section, inter, _) in zip(trace.z, MROPE_MODELS, strict=True):
         assert list(row) == mrope_axis_map(section, interleaved=inter).tolist()
     assert "".join(trace.text[0]) == "t" * 16 + "h" * 24 + "w" * 24
+    # each row's hover wavelengths use its own rope_theta: Qwen2-VL 1e6, Qwen3-VL 5e5
+    for row, theta in zip(trace.customdata, (1e6, 5e5), strict=True):
+        np.testing.assert_allclose(np.array(row, dtype=float),
+                                   (2 * np.pi / P.rope_inv_freq(128, theta)).numpy(), rtol=1e-12)
+    with pytest.raises(TypeError, match=r"models\[0\] must be a tuple"):
+        mrope_axes_figure([("a", [1, 1, 1])])
     with pytest.raises(ValueError, match="share one head size"):
         mrope_axes_figure([("a", [1, 1, 1], False), ("b", [2, 1, 1], False)])
 

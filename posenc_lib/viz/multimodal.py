@@ -23,11 +23,11 @@ __all__ = [
     "rope_2d_similarity_figure",
 ]
 
-MROPE_MODELS: tuple[tuple[str, tuple[int, int, int], bool], ...] = (
-    ("Qwen2-VL / 2.5-VL", (16, 24, 24), False),
-    ("Qwen3-VL (MRoPE-I)", (24, 20, 20), True),
+MROPE_MODELS: tuple[tuple[str, tuple[int, int, int], bool, float], ...] = (
+    ("Qwen2-VL / 2.5-VL", (16, 24, 24), False, 1e6),
+    ("Qwen3-VL (MRoPE-I)", (24, 20, 20), True, 5e5),
 )
-"""``(label, mrope_section, interleaved)`` of the default configs in transformers 5.25."""
+"""``(label, mrope_section, interleaved, rope_theta)`` of the transformers 5.25 default configs."""
 
 IMAGE_SIZES: tuple[tuple[int, int], ...] = (
     (2, 2), (4, 4), (4, 8), (8, 4), (8, 8), (4, 12), (12, 4), (12, 12),
@@ -38,16 +38,17 @@ _AXIS_COLOURS = (COLORWAY[5], COLORWAY[0], COLORWAY[2])  # t, h, w
 
 
 def mrope_axes_figure(
-    models: Sequence[tuple[str, Sequence[int], bool]] = MROPE_MODELS, base: float = 1e6
+    models: Sequence[tuple[Any, ...]] = MROPE_MODELS, base: float = 1e6
 ) -> go.Figure:
     """Which position id (t, h or w) each frequency pair of M-RoPE reads, one row per model.
 
     Parameters
     ----------
-    models : sequence of (str, sequence of int, bool)
-        ``(label, mrope_section, interleaved)``; all sections must have the same sum ``dim/2``.
+    models : sequence of (str, sequence of int, bool[, float])
+        ``(label, mrope_section, interleaved[, rope_theta])``; all sections must have the same
+        sum ``dim/2``. A row's ``rope_theta`` sets the wavelengths in its hover text.
     base : float
-        RoPE base, for the wavelengths in the hover text (> 1).
+        RoPE base of the rows that give none (> 1).
 
     Returns
     -------
@@ -61,15 +62,22 @@ def mrope_axes_figure(
         )
     if len(models) > 16:
         raise ValueError(f"models must hold at most 16 rows, got {len(models)}")
-    maps = [mm.mrope_axis_map(section, interleaved=inter) for _, section, inter in models]
+    for i, row in enumerate(models):
+        if not isinstance(row, tuple) or len(row) not in (3, 4):
+            raise TypeError(
+                f"models[{i}] must be a tuple (label, mrope_section, interleaved[, rope_theta]), "
+                f"got {row!r}"
+            )
+    maps = [mm.mrope_axis_map(row[1], interleaved=row[2]) for row in models]
     n = maps[0].shape[0]
     if any(m.shape[0] != n for m in maps):
         raise ValueError("models must share one head size: every sum(mrope_section) must be equal")
-    labels = [str(label) for label, _, _ in models]
+    labels = [str(row[0]) for row in models]
+    bases = [_base(row[3], f"models[{i}] rope_theta") if len(row) == 4 else base
+             for i, row in enumerate(models)]
     z = np.stack([_np(m) for m in maps]).astype(float)
-    wave = _np(2 * np.pi / rope.rope_inv_freq(2 * n, base))
+    custom = np.stack([_np(2 * np.pi / rope.rope_inv_freq(2 * n, b)) for b in bases])
     text = [[mm.MROPE_AXES[int(a)] for a in m] for m in maps]
-    custom = np.broadcast_to(wave, z.shape)
     colorscale = []
     for a, colour in enumerate(_AXIS_COLOURS):
         colorscale += [[a / 3, colour], [(a + 1) / 3, colour]]
