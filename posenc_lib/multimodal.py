@@ -421,6 +421,8 @@ def mrope_axis_map(mrope_section: Sequence[int], *, interleaved: bool = False) -
     the last ``s_w`` width, so each axis owns one *band* of frequencies. Interleaved (MRoPE-I,
     Qwen3-VL): pair ``i`` reads height if ``i ≡ 1 (mod 3)`` and ``i < 3·s_h``, width if
     ``i ≡ 2 (mod 3)`` and ``i < 3·s_w``, time otherwise, so each axis spans the whole spectrum.
+    A section this pattern cannot realise (e.g. ``[20, 22, 22]``) raises ``ValueError``;
+    transformers accepts it and silently gives other counts (``(22, 21, 21)`` there).
 
     Parameters
     ----------

@@ -460,6 +460,21 @@ def test_resume_rules_agree_on_images_and_part_on_long_videos() -> None:
     assert torch.equal(mrope_position_ids(short)[0], mrope_position_ids(short, resume="max")[0])
 
 
+def test_interleaved_section_transformers_would_silently_change_is_refused() -> None:
+    from transformers import Qwen3VLConfig
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLTextRotaryEmbedding
+
+    config = Qwen3VLConfig().text_config
+    config.rope_parameters["mrope_section"] = [20, 22, 22]
+    layer = Qwen3VLTextRotaryEmbedding(config)
+    cos, sin = layer(torch.zeros(1), torch.tensor([1, 2, 3]).view(3, 1, 1))
+    angle = torch.atan2(sin[0, 0, :64].double(), cos[0, 0, :64].double())
+    read = torch.round(angle / layer.inv_freq.double()).long() - 1  # the id each pair read
+    assert [int((read == a).sum()) for a in range(3)] == [22, 21, 21]  # not the declared counts
+    with pytest.raises(ValueError, match=r"counts \(22, 21, 21\)"):
+        mrope_axis_map([20, 22, 22], interleaved=True)
+
+
 # --- validation ----------------------------------------------------------------------------------
 
 
