@@ -297,7 +297,8 @@ def rope_2d_similarity(
 
     For ``q = k`` with i.i.d. features, ``E⟨R(a) q, R(b) q⟩ / E‖q‖²`` equals this mean at the offset
     ``b − a = (Δr, Δc)``: the 2-D counterpart of the 1-D similarity curve. For an axial RoPE it is
-    a row term plus a column term, ``(g(Δr) + g(Δc)) / 2``.
+    a row term plus a column term, ``(g_row(Δr) + g_col(Δc)) / 2`` (one ``g`` when both axes
+    share their frequencies, as in the ``"blocks"`` and ``"split"`` layouts).
 
     Parameters
     ----------
