@@ -460,6 +460,18 @@ def test_resume_rules_agree_on_images_and_part_on_long_videos() -> None:
     assert torch.equal(mrope_position_ids(short)[0], mrope_position_ids(short, resume="max")[0])
 
 
+@given(t=st.integers(1, 6), tau=st.sampled_from([0.5, 1.0, 2.0, 4.0, 25.0]),
+       h=st.integers(1, 5), w=st.integers(1, 5), n=st.integers(0, 3))
+def test_resume_rules_part_exactly_when_the_last_time_id_reaches_the_grid(
+        t: int, tau: float, h: int, w: int, n: int) -> None:
+    segments = [("text", n), ("video", t, 2 * h, 2 * w, tau), ("text", 1)]
+    new, _ = mrope_position_ids(segments)
+    old, _ = mrope_position_ids(segments, resume="max")
+    assert new[0, -1] == n + max(h, w)
+    assert old[0, -1] == n + max(int((t - 1) * tau), h - 1, w - 1) + 1
+    assert (new[0, -1] != old[0, -1]) == (int((t - 1) * tau) >= max(h, w))
+
+
 def test_interleaved_section_transformers_would_silently_change_is_refused() -> None:
     from transformers import Qwen3VLConfig
     from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLTextRotaryEmbedding
