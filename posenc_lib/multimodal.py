@@ -659,7 +659,9 @@ def mrope_position_ids(
     ----------
     segments : sequence of tuple
         In order: ``("text", n)``, ``("image", t, h, w)`` or ``("video", t, h, w[, time_interval])``
-        with the grid in patches, as ``image_grid_thw`` / ``video_grid_thw``.
+        with the grid in patches, as ``image_grid_thw`` / ``video_grid_thw``. For Qwen3-VL give
+        each temporal patch as its own ``("video", 1, h, w)`` between its timestamp text
+        segments, as its ``get_rope_index`` splits ``video_grid_thw``.
     spatial_merge_size : int
         ``m`` (2 in the Qwen-VL models).
     resume : {"grid", "max"}
