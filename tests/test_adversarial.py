@@ -38,6 +38,8 @@ MODULES = [
     "posenc_lib.extension",
     "posenc_lib.long_context",
     "posenc_lib.serving",
+    "posenc_lib.multimodal",
+    "posenc_lib.viz.multimodal",
     "posenc_lib.viz.alibi",
     "posenc_lib.viz.long_context",
     "posenc_lib.viz.attention",
@@ -75,6 +77,8 @@ INT_PARAMS = {
     "seed", "seq_len", "train_len", "window",
     # the lab
     "batch", "context", "d_ff", "d_model", "layer", "length", "shown", "train_length",
+    # multimodal grids
+    "grid_h", "grid_w", "spatial_merge_size",
 }
 # Integers only in the lab (``posenc_lib.permutation``'s ``vocab`` is a list of words).
 LAB_INT_PARAMS = {"vocab"}
@@ -91,6 +95,9 @@ REQUIRED: dict[str, Any] = {
     "matrix": torch.eye(8), "z": 1 + 0j, "order": [1, 0], "lengths": [4, 8], "window": 2,
     "encoding": lambda n, d: torch.zeros(n, d),
     "head_dim": 8, "partial_rotary_factor": 0.5, "rotary_dim": 4,
+    "grid_h": 2, "grid_w": 2, "rows": torch.arange(4), "cols": torch.arange(4),
+    "freq_rows": torch.ones(4), "freq_cols": torch.zeros(4), "mrope_section": [2, 1, 1],
+    "position_ids": torch.zeros(3, 4), "segments": [("text", 2), ("image", 1, 2, 2)],
 }
 
 def _lab_objects() -> dict[str, Any]:

@@ -1,0 +1,704 @@
+"""Positions in more than one dimension: image grids, video and mixed text–image sequences.
+
+Four families, each checked against the code of the models that use it:
+
+* **2-D sin-cos tables** (MAE; the original ViT learns a 1-D table): a quarter of the features
+  for ``sin`` and one for ``cos`` of each axis, :func:`sincos_2d_table`. MAE's reference code
+  puts the *column* first (``[sin_w | cos_w | sin_h | cos_h]``), a naming slip its pretrained
+  weights keep.
+* **2-D RoPE** for vision towers, :func:`apply_rope_2d`: pair ``i`` of a patch at ``(r, c)``
+  turns by ``r·f^row_i + c·f^col_i``. *Axial* RoPE gives each pair one axis (``f^row_i = 0`` or
+  ``f^col_i = 0``), in the layouts of :data:`AXIAL_LAYOUTS`; *RoPE-Mixed* (Heo et al., ECCV 2024)
+  learns both, :func:`rope_mixed_frequencies` is its initialisation.
+* **M-RoPE** (Qwen2-VL, Qwen2.5-VL) and **MRoPE-I** (Qwen3-VL): three position ids (time, height,
+  width) per token; each frequency pair of a 1-D RoPE reads one of them. :func:`mrope_axis_map`
+  says which, :func:`mrope_angles`, :func:`mrope_cos_sin` and :func:`apply_mrope` rotate.
+* **Multimodal position ids**, :func:`mrope_position_ids`: the ``(3, seq)`` ids of a sequence of
+  text, image and video segments, equal to transformers' ``get_rope_index``.
+
+Angles are float64 (positions of a long video times ``θ_0 = 1`` exceed float32's integers-exact
+range quickly); tables are cast to the requested dtype at the end.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+from ._validation import (
+    check_base,
+    check_choice,
+    check_dim,
+    check_dtype,
+    check_int,
+    check_inv_freq,
+    check_length,
+    check_positions,
+    check_positive,
+    check_positive_int,
+    check_rope_input,
+    check_seed,
+    check_size,
+    compute_dtype,
+)
+from .rope import rope_inv_freq
+
+__all__ = [
+    "AXIAL_LAYOUTS",
+    "MROPE_AXES",
+    "apply_mrope",
+    "apply_rope_2d",
+    "axial_rope_frequencies",
+    "mrope_angles",
+    "mrope_axis_map",
+    "mrope_axis_string",
+    "mrope_cos_sin",
+    "mrope_position_ids",
+    "patch_grid_positions",
+    "rope_2d_angles",
+    "rope_2d_similarity",
+    "rope_mixed_frequencies",
+    "sincos_2d_table",
+]
+
+AXIAL_LAYOUTS = ("blocks", "alternating", "split")
+"""Axial 2-D RoPE layouts found in transformers 5.25's vision towers.
+
+``"blocks"``: the Qwen2-VL / Qwen2.5-VL / Qwen3-VL vision encoders — half pairing over the whole
+head, the first ``dim/4`` pairs read the row with ``θ_j = base^(-4j/dim)``, the next ``dim/4``
+the column with the same ``θ_j``. ``"alternating"``: Pixtral — the same pairing, but the 1-D
+spectrum ``base^(-2i/dim)`` is dealt out alternately, even ``i`` to rows and odd ``i`` to columns.
+``"split"``: Gemma 4 — the head is cut in a row half and a column half, each a half-pairing RoPE of
+its own with ``θ_j = base^(-4j/dim)``.
+"""
+
+MROPE_AXES = ("t", "h", "w")
+"""The three M-RoPE position ids, in transformers' order: time, height, width."""
+
+
+def _check_dim4(dim: object, name: str = "dim") -> int:
+    """A feature size split into four equal parts (two axes × cos/sin or × pair halves)."""
+    dim = check_dim(dim, name, minimum=4)
+    if dim % 4 != 0:
+        raise ValueError(f"{name} must be a positive multiple of 4, got {dim}")
+    return dim
+
+
+# --- 2-D sin-cos ---------------------------------------------------------------------------------
+
+
+def sincos_2d_table(
+    grid_h: int,
+    grid_w: int,
+    dim: int,
+    base: float = 10000.0,
+    *,
+    cls_token: bool = False,
+    column_first: bool = True,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """The fixed 2-D sin-cos position table of MAE for a ``grid_h × grid_w`` patch grid.
+
+    Each axis gets ``dim/2`` features, laid out ``[sin(p·ω) | cos(p·ω)]`` with the ``dim/4``
+    frequencies ``ω_j = base^(-j/(dim/4))``. Patches are numbered row-major, ``n = r·grid_w + c``.
+    MAE's ``get_2d_sincos_pos_embed`` puts the column's half first (``column_first=True``); the
+    "canonical" order row first is ``column_first=False``.
+
+    Parameters
+    ----------
+    grid_h, grid_w : int
+        Rows and columns of patches (>= 0).
+    dim : int
+        Feature size, a positive multiple of 4.
+    base : float
+        The base of the frequencies (> 0).
+    cls_token : bool
+        Prepend a row of zeros for a class token, as MAE does.
+    column_first : bool
+        Column features first (MAE's reference code) or row features first.
+    dtype : torch.dtype
+        Output dtype (computed in float64).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(grid_h·grid_w [+1], dim)``.
+    """
+    grid_h = check_length(grid_h, "grid_h")
+    grid_w = check_length(grid_w, "grid_w")
+    dim = _check_dim4(dim)
+    base = check_base(base)
+    dtype = check_dtype(dtype)
+    if not isinstance(cls_token, bool):
+        raise TypeError(f"cls_token must be a bool, got {cls_token!r}")
+    if not isinstance(column_first, bool):
+        raise TypeError(f"column_first must be a bool, got {column_first!r}")
+    check_size(("grid_h", grid_h), ("grid_w", grid_w), ("dim", dim), what="the 2-D table")
+    rows, cols = patch_grid_positions(grid_h, grid_w)
+    omega = torch.tensor(base, dtype=torch.float64) ** (
+        -torch.arange(dim // 4, dtype=torch.float64) / (dim // 4)
+    )
+    a_r, a_c = torch.outer(rows, omega), torch.outer(cols, omega)
+    row_half = torch.cat((a_r.sin(), a_r.cos()), dim=-1)
+    col_half = torch.cat((a_c.sin(), a_c.cos()), dim=-1)
+    table = torch.cat((col_half, row_half) if column_first else (row_half, col_half), dim=-1)
+    if cls_token:
+        table = torch.cat((torch.zeros(1, dim, dtype=torch.float64), table), dim=0)
+    return table.to(dtype)
+
+
+def patch_grid_positions(
+    grid_h: int, grid_w: int, spatial_merge_size: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row and column of every patch of a grid, in the order a vision tower reads them.
+
+    With ``spatial_merge_size = 1`` the order is row-major. With ``m > 1`` it is block-major, as in
+    the Qwen-VL vision encoders (transformers' ``vision_utils.get_vision_position_ids``): the
+    ``m × m`` patches that will be merged into one language-model token come one after another.
+
+    Parameters
+    ----------
+    grid_h, grid_w : int
+        Rows and columns of patches (>= 0, multiples of ``spatial_merge_size``).
+    spatial_merge_size : int
+        Side of the merged blocks (>= 1).
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        ``rows`` and ``cols``, each of shape ``(grid_h·grid_w,)``, float64.
+    """
+    grid_h = check_length(grid_h, "grid_h")
+    grid_w = check_length(grid_w, "grid_w")
+    m = check_positive_int(spatial_merge_size, "spatial_merge_size")
+    check_size(("grid_h", grid_h), ("grid_w", grid_w), what="the patch positions")
+    if grid_h % m or grid_w % m:
+        raise ValueError(
+            f"grid_h and grid_w must be multiples of spatial_merge_size = {m}, "
+            f"got grid_h = {grid_h}, grid_w = {grid_w}"
+        )
+    rows, cols = torch.meshgrid(
+        torch.arange(grid_h, dtype=torch.float64),
+        torch.arange(grid_w, dtype=torch.float64),
+        indexing="ij",
+    )
+    shape = (grid_h // m, m, grid_w // m, m)
+    return (
+        rows.reshape(shape).transpose(1, 2).flatten(),
+        cols.reshape(shape).transpose(1, 2).flatten(),
+    )
+
+
+# --- 2-D RoPE ------------------------------------------------------------------------------------
+
+
+def axial_rope_frequencies(
+    dim: int, base: float = 10000.0, *, layout: str = "blocks"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-pair frequencies ``(f^row, f^col)`` of an axial 2-D RoPE; each pair reads one axis.
+
+    Pair ``i`` of a patch at ``(r, c)`` turns by ``r·f^row_i + c·f^col_i``; in an axial RoPE one of
+    the two is 0. Pairs ``0 … dim/4 − 1`` read the row, pairs ``dim/4 … dim/2 − 1`` the column
+    (see :data:`AXIAL_LAYOUTS` for which features form a pair and which ``θ`` each gets).
+
+    Parameters
+    ----------
+    dim : int
+        Head dimension, a positive multiple of 4.
+    base : float
+        The RoPE base (> 0).
+    layout : {"blocks", "alternating", "split"}
+        Qwen-VL vision encoders, Pixtral, Gemma 4 (see :data:`AXIAL_LAYOUTS`).
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        ``freq_rows`` and ``freq_cols``, each of shape ``(dim // 2,)``, float64.
+    """
+    dim = _check_dim4(dim)
+    base = check_base(base)
+    layout = check_choice(layout, "layout", AXIAL_LAYOUTS)
+    quarter = dim // 4
+    if layout == "alternating":
+        full = rope_inv_freq(dim, base)  # base^(-2i/dim), i < dim/2
+        row_theta, col_theta = full[0::2], full[1::2]
+    else:
+        row_theta = col_theta = rope_inv_freq(dim // 2, base)  # base^(-4j/dim), j < dim/4
+    zeros = torch.zeros(quarter, dtype=torch.float64)
+    return torch.cat((row_theta, zeros)), torch.cat((zeros, col_theta))
+
+
+def rope_mixed_frequencies(
+    dim: int, base: float = 10.0, *, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """RoPE-Mixed's initial frequencies (Heo et al., ECCV 2024): every pair reads both axes.
+
+    Magnitudes ``μ_j = base^(-4j/dim)``, ``j < dim/4``, each used twice, along a random direction
+    ``φ`` and along ``φ + π/2``: ``f^col = μ cos φ``, ``f^row = μ sin φ`` (the authors' ``freqs_x``
+    and ``freqs_y``, with ``base`` 10). In the model these are then *learned*.
+
+    Parameters
+    ----------
+    dim : int
+        Head dimension, a positive multiple of 4.
+    base : float
+        The base of the magnitudes (> 0).
+    seed : int
+        Seed of the random direction ``φ ∈ [0, 2π)``.
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        ``freq_rows`` and ``freq_cols``, each of shape ``(dim // 2,)``, float64.
+    """
+    dim = _check_dim4(dim)
+    base = check_base(base)
+    seed = check_seed(seed)
+    mag = rope_inv_freq(dim // 2, base)
+    gen = torch.Generator().manual_seed(seed)
+    phi = float(torch.rand(1, generator=gen, dtype=torch.float64)) * 2 * math.pi
+    directions = torch.cat((torch.full_like(mag, phi), torch.full_like(mag, phi + math.pi / 2)))
+    mags = torch.cat((mag, mag))
+    return mags * directions.sin(), mags * directions.cos()
+
+
+def rope_2d_angles(
+    rows: torch.Tensor, cols: torch.Tensor, freq_rows: torch.Tensor, freq_cols: torch.Tensor
+) -> torch.Tensor:
+    """Angles ``r·f^row_i + c·f^col_i`` of every patch and pair, in float64.
+
+    Parameters
+    ----------
+    rows, cols : torch.Tensor
+        Shape ``(seq,)``: each patch's row and column.
+    freq_rows, freq_cols : torch.Tensor
+        Shape ``(dim // 2,)``, e.g. from :func:`axial_rope_frequencies`.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(seq, dim // 2)``, float64.
+    """
+    rows = check_positions(rows, name="rows")
+    cols = check_positions(cols, rows.shape[0], name="cols")
+    freq_rows = check_inv_freq(freq_rows, name="freq_rows")
+    freq_cols = check_inv_freq(freq_cols, 2 * freq_rows.shape[0], name="freq_cols")
+    check_size(("len(rows)", rows.shape[0]), ("len(freq_rows)", freq_rows.shape[0]),
+               what="the (seq, dim // 2) angles")
+    return torch.outer(rows, freq_rows) + torch.outer(cols, freq_cols)
+
+
+def rope_2d_similarity(
+    d_rows: torch.Tensor, d_cols: torch.Tensor, freq_rows: torch.Tensor, freq_cols: torch.Tensor
+) -> torch.Tensor:
+    """Mean over pairs of ``cos(Δr·f^row_i + Δc·f^col_i)``: a random vector's score with itself.
+
+    For ``q = k`` with i.i.d. features, ``E⟨R(a) q, R(b) q⟩ / E‖q‖²`` equals this mean at the offset
+    ``b − a = (Δr, Δc)``: the 2-D counterpart of the 1-D similarity curve. For an axial RoPE it is
+    a row term plus a column term, ``(g_row(Δr) + g_col(Δc)) / 2`` (one ``g`` when both axes
+    share their frequencies, as in the ``"blocks"`` and ``"split"`` layouts).
+
+    Parameters
+    ----------
+    d_rows, d_cols : torch.Tensor
+        Shapes ``(R,)`` and ``(C,)``: row and column offsets.
+    freq_rows, freq_cols : torch.Tensor
+        Shape ``(dim // 2,)``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(R, C)``, float64, values in ``[-1, 1]`` (1 at offset ``(0, 0)``).
+    """
+    d_rows = check_positions(d_rows, name="d_rows")
+    d_cols = check_positions(d_cols, name="d_cols")
+    freq_rows = check_inv_freq(freq_rows, name="freq_rows")
+    freq_cols = check_inv_freq(freq_cols, 2 * freq_rows.shape[0], name="freq_cols")
+    check_size(("len(d_rows)", d_rows.shape[0]), ("len(d_cols)", d_cols.shape[0]),
+               ("len(freq_rows)", freq_rows.shape[0]), what="the (R, C, dim // 2) angles")
+    angles = (d_rows[:, None, None] * freq_rows + d_cols[None, :, None] * freq_cols)
+    return angles.cos().mean(dim=-1)
+
+
+def _rotate_half_pairs(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
+    """Rotate pairs ``(i, i + d/2)`` of ``x`` (..., seq, d) by ``angles`` (seq, d/2)."""
+    h = x.shape[-1] // 2
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    x1, x2 = x[..., :h], x[..., h:]
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+
+def apply_rope_2d(
+    x: torch.Tensor,
+    rows: torch.Tensor,
+    cols: torch.Tensor,
+    *,
+    base: float = 10000.0,
+    layout: str = "blocks",
+    frequencies: tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """2-D RoPE: rotate each pair of a patch at ``(r, c)`` by ``r·f^row_i + c·f^col_i``.
+
+    ``"blocks"`` and ``"alternating"`` pair features ``(i, i + dim/2)`` over the whole head;
+    ``"split"`` pairs ``(i, i + dim/4)`` inside the row half and inside the column half (Gemma 4).
+    ``frequencies`` replaces the layout's axial frequencies (e.g. RoPE-Mixed's), keeping its
+    pairing.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Shape ``(..., seq, dim)``, floating point, ``dim`` a multiple of 4.
+    rows, cols : torch.Tensor
+        Shape ``(seq,)``, e.g. from :func:`patch_grid_positions`.
+    base : float
+        The RoPE base (> 0); unused when ``frequencies`` is given.
+    layout : {"blocks", "alternating", "split"}
+        See :data:`AXIAL_LAYOUTS`.
+    frequencies : tuple of torch.Tensor, optional
+        ``(freq_rows, freq_cols)``, each of shape ``(dim // 2,)``.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``x``.
+    """
+    x, seq, dim = check_rope_input(x)
+    dim = _check_dim4(dim, "x.shape[-1] (dim)")
+    layout = check_choice(layout, "layout", AXIAL_LAYOUTS)
+    if frequencies is None:
+        freq_rows, freq_cols = axial_rope_frequencies(dim, base, layout=layout)
+    else:
+        if not isinstance(frequencies, tuple) or len(frequencies) != 2:
+            raise TypeError(
+                "frequencies must be a tuple (freq_rows, freq_cols), "
+                f"got {type(frequencies).__name__}"
+            )
+        freq_rows = check_inv_freq(frequencies[0], dim, name="freq_rows")
+        freq_cols = check_inv_freq(frequencies[1], dim, name="freq_cols")
+    rows = check_positions(rows, seq, name="rows")
+    cols = check_positions(cols, seq, name="cols")
+    angles = rope_2d_angles(rows, cols, freq_rows, freq_cols).to(x.device)
+    work = compute_dtype(x.dtype)
+    xw = x.to(work)
+    if layout == "split":
+        q, h = dim // 4, dim // 2
+        out = torch.cat(
+            (_rotate_half_pairs(xw[..., :h], angles[:, :q]),
+             _rotate_half_pairs(xw[..., h:], angles[:, q:])),
+            dim=-1,
+        )
+    else:
+        out = _rotate_half_pairs(xw, angles)
+    return out.to(x.dtype)
+
+
+# --- M-RoPE --------------------------------------------------------------------------------------
+
+
+def _check_section(mrope_section: object) -> tuple[int, int, int]:
+    if isinstance(mrope_section, (str, bytes)) or not isinstance(mrope_section, Sequence):
+        raise TypeError(
+            f"mrope_section must be a sequence of three positive integers (t, h, w pair counts), "
+            f"got {mrope_section!r}"
+        )
+    if len(mrope_section) != 3:
+        raise ValueError(
+            f"mrope_section must have three entries (t, h, w), got {len(mrope_section)}"
+        )
+    t, h, w = (check_int(s, f"mrope_section[{i}]", minimum=0, what="a non-negative integer")
+               for i, s in enumerate(mrope_section))
+    check_size(("sum(mrope_section)", t + h + w))
+    if t + h + w == 0:
+        raise ValueError("mrope_section must have a positive sum (the number of frequency pairs)")
+    return t, h, w
+
+
+def mrope_axis_map(mrope_section: Sequence[int], *, interleaved: bool = False) -> torch.Tensor:
+    """Which position id (0 = t, 1 = h, 2 = w) each frequency pair of M-RoPE reads.
+
+    Contiguous (Qwen2-VL, Qwen2.5-VL): the first ``s_t`` pairs read time, the next ``s_h`` height,
+    the last ``s_w`` width, so each axis owns one *band* of frequencies. Interleaved (MRoPE-I,
+    Qwen3-VL): pair ``i`` reads height if ``i ≡ 1 (mod 3)`` and ``i < 3·s_h``, width if
+    ``i ≡ 2 (mod 3)`` and ``i < 3·s_w``, time otherwise, so each axis spans the whole spectrum.
+    A section this pattern cannot realise (e.g. ``[20, 22, 22]``) raises ``ValueError``;
+    transformers accepts it and silently gives other counts (``(22, 21, 21)`` there).
+
+    Parameters
+    ----------
+    mrope_section : sequence of int
+        ``(s_t, s_h, s_w)``, pairs per axis; their sum is ``dim / 2``.
+    interleaved : bool
+        MRoPE-I's assignment instead of contiguous blocks.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(sum(mrope_section),)``, int64 values in ``{0, 1, 2}``.
+    """
+    s_t, s_h, s_w = _check_section(mrope_section)
+    if not isinstance(interleaved, bool):
+        raise TypeError(f"interleaved must be a bool, got {interleaved!r}")
+    n = s_t + s_h + s_w
+    if not interleaved:
+        return torch.repeat_interleave(torch.arange(3), torch.tensor([s_t, s_h, s_w]))
+    i = torch.arange(n)
+    axis = torch.zeros(n, dtype=torch.int64)
+    axis[(i % 3 == 1) & (i < 3 * s_h)] = 1
+    axis[(i % 3 == 2) & (i < 3 * s_w)] = 2
+    counts = tuple(int((axis == a).sum()) for a in range(3))
+    if counts != (s_t, s_h, s_w):
+        raise ValueError(
+            f"mrope_section = {list(mrope_section)} cannot be interleaved: the pattern thw… over "
+            f"{n} pairs gives (t, h, w) counts {counts}; it needs 3·s_h − 1 <= sum and "
+            "3·s_w <= sum"
+        )
+    return axis
+
+
+def mrope_axis_string(mrope_section: Sequence[int], *, interleaved: bool = False) -> str:
+    """:func:`mrope_axis_map` as letters, e.g. ``"tttthhhhhhwwwwww"`` for ``[4, 6, 6]``."""
+    return "".join(MROPE_AXES[int(a)] for a in mrope_axis_map(mrope_section,
+                                                                interleaved=interleaved))
+
+
+def _check_position_ids(position_ids: object, seq: int | None = None) -> torch.Tensor:
+    if not isinstance(position_ids, torch.Tensor):
+        raise TypeError(
+            "position_ids must be a torch.Tensor of shape (3, seq), "
+            f"got {type(position_ids).__name__}"
+        )
+    if position_ids.dtype.is_complex or position_ids.dtype == torch.bool:
+        raise TypeError(f"position_ids must hold integers or real floats, got {position_ids.dtype}")
+    if position_ids.ndim != 2 or position_ids.shape[0] != 3:
+        raise ValueError(
+            f"position_ids must have shape (3, seq) (t, h, w ids), got {tuple(position_ids.shape)}"
+        )
+    if seq is not None and position_ids.shape[1] != seq:
+        raise ValueError(
+            f"position_ids must have shape (3, seq = {seq}) (x.shape[-2]), "
+            f"got {tuple(position_ids.shape)}"
+        )
+    out = position_ids.to(torch.float64)
+    if not bool(torch.isfinite(out).all()):
+        raise ValueError("position_ids must be finite, got a NaN or infinite entry")
+    return out
+
+
+def mrope_angles(
+    position_ids: torch.Tensor,
+    inv_freq: torch.Tensor,
+    mrope_section: Sequence[int],
+    *,
+    interleaved: bool = False,
+) -> torch.Tensor:
+    """M-RoPE angles: pair ``i`` of token ``n`` turns by ``p[a_i, n]·θ_i``, ``a_i`` its axis.
+
+    Parameters
+    ----------
+    position_ids : torch.Tensor
+        Shape ``(3, seq)``: time, height and width ids (e.g. :func:`mrope_position_ids`).
+    inv_freq : torch.Tensor
+        Shape ``(dim // 2,)``, the ordinary 1-D RoPE frequencies.
+    mrope_section : sequence of int
+        Pairs per axis, summing to ``dim // 2``.
+    interleaved : bool
+        MRoPE-I (Qwen3-VL) instead of contiguous sections (Qwen2-VL).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(seq, dim // 2)``, float64.
+    """
+    pos = _check_position_ids(position_ids)
+    inv_freq = check_inv_freq(inv_freq)
+    axis = mrope_axis_map(mrope_section, interleaved=interleaved)
+    if axis.shape[0] != inv_freq.shape[0]:
+        raise ValueError(
+            f"sum(mrope_section) must equal len(inv_freq) = dim // 2 = {inv_freq.shape[0]}, "
+            f"got {axis.shape[0]}"
+        )
+    check_size(("seq", pos.shape[1]), ("len(inv_freq)", inv_freq.shape[0]),
+               what="the (seq, dim // 2) angles")
+    # pos[axis] is (dim/2, seq): row i holds the id pair i reads.
+    return pos[axis].T * inv_freq
+
+
+def mrope_cos_sin(
+    position_ids: torch.Tensor,
+    inv_freq: torch.Tensor,
+    mrope_section: Sequence[int],
+    *,
+    interleaved: bool = False,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ``(cos, sin)`` tables of M-RoPE in the half layout, as the Qwen-VL rotary classes return.
+
+    Parameters
+    ----------
+    position_ids : torch.Tensor
+        Shape ``(3, seq)``.
+    inv_freq : torch.Tensor
+        Shape ``(dim // 2,)``.
+    mrope_section : sequence of int
+        Pairs per axis, summing to ``dim // 2``.
+    interleaved : bool
+        MRoPE-I instead of contiguous sections.
+    dtype : torch.dtype
+        Output dtype (the angles are float64 before the cast).
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        ``cos`` and ``sin``, each of shape ``(seq, dim)`` = ``cat(c, c)``.
+    """
+    dtype = check_dtype(dtype)
+    angles = mrope_angles(position_ids, inv_freq, mrope_section, interleaved=interleaved)
+    cos, sin = angles.cos(), angles.sin()
+    return torch.cat((cos, cos), dim=-1).to(dtype), torch.cat((sin, sin), dim=-1).to(dtype)
+
+
+def apply_mrope(
+    x: torch.Tensor,
+    position_ids: torch.Tensor,
+    mrope_section: Sequence[int],
+    *,
+    base: float = 10000.0,
+    inv_freq: torch.Tensor | None = None,
+    interleaved: bool = False,
+) -> torch.Tensor:
+    """Rotate ``x`` by M-RoPE (half pairing ``(i, i + dim/2)``, as the Qwen-VL language models).
+
+    When the three rows of ``position_ids`` are equal (text), this is exactly 1-D RoPE
+    (:func:`posenc_lib.rope.apply_rope_half`) whatever the section.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Shape ``(..., seq, dim)``, floating point, ``dim`` even.
+    position_ids : torch.Tensor
+        Shape ``(3, seq)``: time, height and width ids.
+    mrope_section : sequence of int
+        Pairs per axis, summing to ``dim // 2`` (Qwen2-VL: ``[16, 24, 24]``; Qwen3-VL:
+        ``[24, 20, 20]`` interleaved).
+    base : float
+        Used for ``θ_i = base^(-2i/dim)`` when ``inv_freq`` is not given.
+    inv_freq : torch.Tensor, optional
+        Shape ``(dim // 2,)``; overrides ``base``.
+    interleaved : bool
+        MRoPE-I instead of contiguous sections.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``x``.
+    """
+    x, seq, dim = check_rope_input(x)
+    base = check_base(base)
+    inv_freq = rope_inv_freq(dim, base) if inv_freq is None else check_inv_freq(inv_freq, dim)
+    pos = _check_position_ids(position_ids, seq)
+    angles = mrope_angles(pos, inv_freq, mrope_section, interleaved=interleaved).to(x.device)
+    work = compute_dtype(x.dtype)
+    return _rotate_half_pairs(x.to(work), angles).to(x.dtype)
+
+
+# --- multimodal position ids ---------------------------------------------------------------------
+
+_KINDS = ("text", "image", "video")
+_RESUME_RULES = ("grid", "max")
+
+
+def _check_segment(i: int, seg: object, merge: int) -> tuple[str, int, int, int, float]:
+    name = f"segments[{i}]"
+    if not isinstance(seg, tuple) or not seg or not isinstance(seg[0], str):
+        raise TypeError(
+            f"{name} must be a tuple ('text', n), ('image', t, h, w) or "
+            f"('video', t, h, w[, time_interval]), got {seg!r}"
+        )
+    kind = check_choice(seg[0], f"{name}[0]", _KINDS)
+    if kind == "text":
+        if len(seg) != 2:
+            raise ValueError(f"{name} must be ('text', n), got {seg!r}")
+        return kind, check_length(seg[1], f"{name} length"), 0, 0, 1.0
+    sizes = {"image": (4,), "video": (4, 5)}[kind]
+    if len(seg) not in sizes:
+        form = "('image', t, h, w)" if kind == "image" else "('video', t, h, w[, time_interval])"
+        raise ValueError(f"{name} must be {form}, got {seg!r}")
+    t, h, w = (check_positive_int(v, f"{name} grid {a}")
+               for v, a in zip(seg[1:4], "thw", strict=True))
+    if h % merge or w % merge:
+        raise ValueError(
+            f"{name} grid h and w must be multiples of spatial_merge_size = {merge}, "
+            f"got h = {h}, w = {w}"
+        )
+    interval = 1.0
+    if len(seg) == 5:
+        interval = check_positive(seg[4], f"{name} time_interval")
+    check_size((f"{name} grid t", t), (f"{name} grid h", h), (f"{name} grid w", w))
+    return kind, t, h, w, interval
+
+
+def mrope_position_ids(
+    segments: Sequence[tuple[object, ...]], *, spatial_merge_size: int = 2, resume: str = "grid"
+) -> tuple[torch.Tensor, int]:
+    """The ``(3, seq)`` M-RoPE ids of a text / image / video sequence, as ``get_rope_index``.
+
+    Text of ``n`` tokens takes ids ``p, p+1, …`` on all three axes and moves ``p`` on by ``n``.
+    An image or video grid ``(t, h, w)`` of patches becomes ``t·(h/m)·(w/m)`` tokens (``m`` the
+    spatial merge size) with ids time ``p + ⌊k·τ⌋`` for frame ``k`` (``τ`` the time interval: 1
+    for images and Qwen2-VL, ``tokens_per_second · seconds_per_grid`` for Qwen2.5-VL videos),
+    height ``p + row``, width ``p + col``. Then, with ``resume="grid"`` (transformers 5.25),
+    ``p`` moves on by ``max(h, w) / m`` — *not* by the number of tokens, and not by the number
+    of frames; with ``resume="max"`` (transformers 4.x, the code the Qwen2-VL and Qwen2.5-VL
+    checkpoints were released with) the next segment starts at the largest id so far plus one.
+    The two agree for images and single frames and differ for videos whose last time id
+    ``⌊(t−1)·τ⌋`` reaches ``max(h, w) / m``.
+
+    Parameters
+    ----------
+    segments : sequence of tuple
+        In order: ``("text", n)``, ``("image", t, h, w)`` or ``("video", t, h, w[, time_interval])``
+        with the grid in patches, as ``image_grid_thw`` / ``video_grid_thw``. For Qwen3-VL give
+        each temporal patch as its own ``("video", 1, h, w)`` between its timestamp text
+        segments, as its ``get_rope_index`` splits ``video_grid_thw``.
+    spatial_merge_size : int
+        ``m`` (2 in the Qwen-VL models).
+    resume : {"grid", "max"}
+        Where the segment after an image or video starts: ``p + max(h, w) / m``
+        (transformers 5.25) or the largest id so far plus one (transformers 4.x).
+
+    Returns
+    -------
+    tuple
+        ``position_ids`` of shape ``(3, seq)``, int64, and ``rope_delta`` = ``max id + 1 − seq``,
+        the shift transformers adds to ``arange`` positions of tokens generated after the prompt.
+    """
+    merge = check_positive_int(spatial_merge_size, "spatial_merge_size")
+    resume = check_choice(resume, "resume", _RESUME_RULES)
+    if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
+        raise TypeError(f"segments must be a sequence of tuples, got {type(segments).__name__}")
+    parsed = [_check_segment(i, seg, merge) for i, seg in enumerate(segments)]
+    total = sum(a if kind == "text" else a * (h // merge) * (w // merge)
+                for kind, a, h, w, _ in parsed)
+    check_size(("3", 3), ("the sequence length", total), what="the position ids")
+    if total == 0:
+        raise ValueError("segments must hold at least one token")
+    parts: list[torch.Tensor] = []
+    p = 0
+    for kind, a, h, w, interval in parsed:
+        if kind == "text":
+            parts.append(torch.arange(p, p + a).expand(3, -1))
+            p += a
+            continue
+        gh, gw = h // merge, w // merge
+        # the time id is truncated after the multiply, as transformers' .long() does
+        times = (torch.arange(a, dtype=torch.float64) * interval).long() + p
+        tt, hh, ww = torch.meshgrid(times, torch.arange(gh) + p, torch.arange(gw) + p,
+                                    indexing="ij")
+        parts.append(torch.stack((tt, hh, ww)).reshape(3, -1))
+        # 5.25 skips the grid's longer side; 4.x restarted after the largest id (for a video
+        # with long time spacing that is far beyond the grid)
+        p = p + max(h, w) // merge if resume == "grid" else int(parts[-1].max()) + 1
+    ids = torch.cat(parts, dim=1)
+    return ids, int(ids.max()) + 1 - ids.shape[1]

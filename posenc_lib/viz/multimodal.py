@@ -1,0 +1,272 @@
+"""Positions beyond a line: which axis each frequency reads, 2-D scores, multimodal position ids."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from .. import multimodal as mm
+from .. import rope
+from ._checks import _base, _bool, _even, _int, _lists, _np, _seed
+from ._style import COLORWAY, MUTED, _slider, _style
+
+__all__ = [
+    "IMAGE_SIZES",
+    "MROPE_MODELS",
+    "mrope_axes_figure",
+    "position_ids_figure",
+    "rope_2d_similarity_figure",
+]
+
+MROPE_MODELS: tuple[tuple[str, tuple[int, int, int], bool, float], ...] = (
+    ("Qwen2-VL / 2.5-VL", (16, 24, 24), False, 1e6),
+    ("Qwen3-VL (MRoPE-I)", (24, 20, 20), True, 5e5),
+)
+"""``(label, mrope_section, interleaved, rope_theta)`` of the transformers 5.25 default configs."""
+
+IMAGE_SIZES: tuple[tuple[int, int], ...] = (
+    (2, 2), (4, 4), (4, 8), (8, 4), (8, 8), (4, 12), (12, 4), (12, 12),
+)
+"""Image grids ``(h, w)`` in patches offered by the slider of :func:`position_ids_figure`."""
+
+_AXIS_COLOURS = (COLORWAY[5], COLORWAY[0], COLORWAY[2])  # t, h, w
+
+
+def mrope_axes_figure(
+    models: Sequence[tuple[Any, ...]] = MROPE_MODELS, base: float = 1e6
+) -> go.Figure:
+    """Which position id (t, h or w) each frequency pair of M-RoPE reads, one row per model.
+
+    Parameters
+    ----------
+    models : sequence of (str, sequence of int, bool[, float])
+        ``(label, mrope_section, interleaved[, rope_theta])``; all sections must have the same
+        sum ``dim/2``. A row's ``rope_theta`` sets the wavelengths in its hover text.
+    base : float
+        RoPE base of the rows that give none (> 1).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One heatmap: rows = models, columns = frequency pairs, colour = axis.
+    """
+    base = _base(base)
+    if isinstance(models, (str, bytes)) or not isinstance(models, Sequence) or not models:
+        raise TypeError(
+            "models must be a non-empty sequence of (label, mrope_section, interleaved)"
+        )
+    if len(models) > 16:
+        raise ValueError(f"models must hold at most 16 rows, got {len(models)}")
+    for i, row in enumerate(models):
+        if not isinstance(row, tuple) or len(row) not in (3, 4):
+            raise TypeError(
+                f"models[{i}] must be a tuple (label, mrope_section, interleaved[, rope_theta]), "
+                f"got {row!r}"
+            )
+    maps = [mm.mrope_axis_map(row[1], interleaved=row[2]) for row in models]
+    n = maps[0].shape[0]
+    if any(m.shape[0] != n for m in maps):
+        raise ValueError("models must share one head size: every sum(mrope_section) must be equal")
+    labels = [str(row[0]) for row in models]
+    bases = [_base(row[3], f"models[{i}] rope_theta") if len(row) == 4 else base
+             for i, row in enumerate(models)]
+    z = np.stack([_np(m) for m in maps]).astype(float)
+    custom = np.stack([_np(2 * np.pi / rope.rope_inv_freq(2 * n, b)) for b in bases])
+    text = [[mm.MROPE_AXES[int(a)] for a in m] for m in maps]
+    colorscale = []
+    for a, colour in enumerate(_AXIS_COLOURS):
+        colorscale += [[a / 3, colour], [(a + 1) / 3, colour]]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=list(range(n)), y=labels, text=text,
+            customdata=custom, zmin=-0.5, zmax=2.5, colorscale=colorscale, xgap=1, ygap=4,
+            colorbar={"tickvals": [0, 1, 2], "ticktext": ["t (time)", "h (height)", "w (width)"],
+                      "len": 0.9, "thickness": 12},
+            hovertemplate="%{y}<br>pair %{x} reads %{text}<br>wavelength %{customdata:.4g} "
+                          "positions<extra></extra>",
+        )
+    )
+    fig.update_xaxes(title_text="frequency pair i (fast → slow)")
+    fig.update_yaxes(autorange="reversed")
+    return _style(fig, "Which position id each frequency pair reads", height=140 + 70 * len(labels))
+
+
+def _similarity_state(dim: int, base: float, max_offset: int, seed: int) -> list[dict[str, Any]]:
+    offsets = torch.arange(-max_offset, max_offset + 1, dtype=torch.float64)
+    axial = mm.rope_2d_similarity(offsets, offsets, *mm.axial_rope_frequencies(dim, base))
+    mixed = mm.rope_2d_similarity(
+        offsets, offsets, *mm.rope_mixed_frequencies(dim, base, seed=seed))
+    return [{"z": _lists(_np(axial), 3)}, {"z": _lists(_np(mixed), 3)}]
+
+
+def rope_2d_similarity_figure(
+    dim: int = 64,
+    base: float = 100.0,
+    max_offset: int = 12,
+    seed: int = 0,
+    *,
+    sliders: bool = True,
+) -> go.Figure:
+    """The 2-D RoPE score over a grid of offsets ``(Δr, Δc)``: axial against RoPE-Mixed.
+
+    Each cell is :func:`posenc_lib.multimodal.rope_2d_similarity`, the mean over pairs of
+    ``cos(Δr·f^row_i + Δc·f^col_i)``: axial RoPE (``"blocks"``) on the left, RoPE-Mixed at its
+    random initialisation on the right.
+
+    Parameters
+    ----------
+    dim : int
+        Head dimension (multiple of 4, 4 … 512).
+    base : float
+        Base of both frequency sets (> 1).
+    max_offset : int
+        Largest offset drawn on each axis (1 … 64).
+    seed : int
+        Seed of RoPE-Mixed's random direction.
+    sliders : bool
+        Add a slider over 8 seeds of RoPE-Mixed.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Two heatmaps sharing one colour scale in ``[-1, 1]``.
+    """
+    dim = _even(dim, "dim", 4, 512)
+    if dim % 4:
+        raise ValueError(f"dim must be a multiple of 4, got {dim}")
+    base = _base(base)
+    max_offset = _int(max_offset, "max_offset", 1, 64)
+    seed = _seed(seed)
+    sliders = _bool(sliders, "sliders")
+    offsets = list(range(-max_offset, max_offset + 1))
+    state = _similarity_state(dim, base, max_offset, seed)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=("axial", "RoPE-Mixed (initial)"))
+    for col, props in enumerate(state, start=1):
+        fig.add_trace(
+            go.Heatmap(
+                **props, x=offsets, y=offsets, zmin=-1, zmax=1, zmid=0, colorscale="RdBu",
+                reversescale=True, showscale=col == 2, colorbar={"thickness": 12, "len": 0.9},
+                hovertemplate="Δrow %{y}, Δcol %{x}<br>score %{z:.3f}<extra></extra>",
+            ),
+            row=1, col=col,
+        )
+        span = [-max_offset - 0.5, max_offset + 0.5]
+        fig.update_xaxes(title_text="Δcol", range=span, constrain="domain", row=1, col=col)
+        fig.update_yaxes(title_text="Δrow" if col == 1 else None, range=span, constrain="domain",
+                         row=1, col=col)
+    title = f"2-D RoPE score at offset (Δrow, Δcol), d = {dim}"
+    if not sliders:
+        return _style(fig, title, height=470)
+    seeds = sorted(set(range(8)) | {seed})
+    steps = []
+    for s in seeds:
+        mixed_z = _similarity_state(dim, base, max_offset, s)[1]["z"]
+        steps.append({"method": "restyle", "label": str(s), "args": [{"z": [mixed_z]}, [1]]})
+    fig.update_layout(sliders=[_slider(steps, seeds.index(seed), "RoPE-Mixed seed: ")])
+    return _style(fig, title, height=560)
+
+
+def _ids_state(segments: Sequence[tuple[object, ...]], merge: int) -> list[dict[str, Any]]:
+    ids, _ = mm.mrope_position_ids(segments, spatial_merge_size=merge)
+    x = list(range(ids.shape[1]))
+    out: list[dict[str, Any]] = [{"x": x, "y": ids[a].tolist()} for a in range(3)]
+    # grey bands under the vision tokens: one closed polygon per segment, separated by None
+    bx: list[float | None] = []
+    by: list[float | None] = []
+    start, top = 0, int(ids.max()) + 1
+    for seg in segments:
+        kind = seg[0]
+        if kind == "text":
+            n = int(seg[1])  # type: ignore[call-overload]
+        else:
+            t, h, w = (int(v) for v in seg[1:4])  # type: ignore[call-overload]
+            n = t * (h // merge) * (w // merge)
+            lo, hi = start - 0.5, start + n - 0.5
+            bx += [lo, hi, hi, lo, lo, None]
+            by += [-0.5, -0.5, top, top, -0.5, None]
+        start += n
+    out.append({"x": bx, "y": by})
+    return out
+
+
+def _with_image(segments: Sequence[tuple[object, ...]], h: int, w: int) -> list[tuple[object, ...]]:
+    out = list(segments)
+    for i, seg in enumerate(out):
+        if seg[0] == "image":
+            out[i] = ("image", seg[1], h, w)
+            break
+    return out
+
+
+def position_ids_figure(
+    segments: Sequence[tuple[object, ...]] = (("text", 4), ("image", 1, 8, 4), ("text", 4)),
+    spatial_merge_size: int = 2,
+    *,
+    sliders: bool = True,
+) -> go.Figure:
+    """The t, h and w position ids of a mixed sequence, token by token.
+
+    Parameters
+    ----------
+    segments : sequence of tuple
+        As :func:`posenc_lib.multimodal.mrope_position_ids`: ``("text", n)``,
+        ``("image", t, h, w)``, ``("video", t, h, w[, time_interval])``.
+    spatial_merge_size : int
+        Merge size ``m`` (1 … 8).
+    sliders : bool
+        Add a slider over the size of the first image (:data:`IMAGE_SIZES`), if there is one.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: t ids, h ids, w ids, grey bands under the vision tokens.
+    """
+    merge = _int(spatial_merge_size, "spatial_merge_size", 1, 8)
+    sliders = _bool(sliders, "sliders")
+    state = _ids_state(segments, merge)
+    fig = go.Figure()
+    names = ("t (time)", "h (height)", "w (width)")
+    dashes = ("solid", "dot", "dash")
+    for a in range(3):
+        fig.add_trace(go.Scatter(
+            **state[a], mode="lines+markers", name=names[a],
+            line={"color": _AXIS_COLOURS[a], "dash": dashes[a], "width": 2},
+            marker={"size": 7 - a, "symbol": ("circle", "square", "diamond")[a]},
+            hovertemplate=f"token %{{x}}<br>{names[a][0]} id %{{y}}<extra></extra>",
+        ))
+    fig.add_trace(go.Scatter(
+        **state[3], mode="lines", fill="toself", fillcolor="rgba(140,149,159,0.18)",
+        line={"width": 0}, name="vision tokens", hoverinfo="skip",
+    ))
+    fig.update_xaxes(title_text="token index in the sequence")
+    fig.update_yaxes(title_text="position id", rangemode="tozero")
+    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": 1.0, "yanchor": "bottom"},
+                      margin={"t": 110})
+    title = "M-RoPE position ids, token by token"
+    has_image = any(seg[0] == "image" for seg in segments)
+    if not (sliders and has_image):
+        return _style(fig, title, height=440)
+    current = next((int(seg[2]), int(seg[3])) for seg in segments  # type: ignore[call-overload]
+                   if seg[0] == "image")
+    sizes = list(IMAGE_SIZES) if current in IMAGE_SIZES else [*IMAGE_SIZES, current]
+    steps = []
+    for h, w in sizes:
+        traces = _ids_state(_with_image(segments, h, w), merge)
+        steps.append({
+            "method": "restyle", "label": f"{h}×{w}",
+            "args": [{"x": [t["x"] for t in traces], "y": [t["y"] for t in traces]}, [0, 1, 2, 3]],
+        })
+    fig.update_layout(sliders=[_slider(steps, sizes.index(current),
+                                       "image grid h × w (patches): ")])
+    fig.add_annotation(text=f"merge {merge}×{merge}: an h×w grid becomes (h/{merge})·(w/{merge}) "
+                            "tokens", xref="paper", yref="paper", x=1, y=0.02, showarrow=False,
+                       xanchor="right", font={"color": MUTED, "size": 11})
+    return _style(fig, title, height=520)
+
+
