@@ -97,7 +97,7 @@ bench: book browser  ## print the performance figures (pages: needs the built bo
 	$(BIN)/python benchmarks/live.py
 	$(BIN)/python benchmarks/live.py --lab
 
-lab: $(STAMP)  ## retrain the chapter 9 lab (36 tiny models, 2 workers, ~9-30 min) into chapters/data
+lab: $(STAMP)  ## retrain the chapter 9 lab (36 tiny models, 2 workers, ~9-30 min) into posenc_lib/lab/data
 	OMP_NUM_THREADS=1 $(BIN)/python -m posenc_lib.lab run --workers 2
 
 clean:  ## remove the built book and caches (keeps .venv)

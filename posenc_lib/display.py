@@ -25,8 +25,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.utils import PlotlyJSONEncoder
+
+from ._extras import require_widgets
+
+require_widgets("posenc_lib.display", "plotly")
+
+import plotly.graph_objects as go  # noqa: E402  (after the check above)
+from plotly.utils import PlotlyJSONEncoder  # noqa: E402
 
 STATIC_ENV_VAR = "POSENC_STATIC"
 # The attribute that ties a figure's JSON to its <div>; _ext/figures.js looks for it.

@@ -1,8 +1,8 @@
 """What a chapter is, in one place: used by `make sync` and by tests/test_notebooks.py.
 
 A chapter is a MyST-markdown notebook (``chapters/**/*.md`` with a jupytext header). Its first code
-cell is the setup cell, which installs ``posenc_lib[widgets]`` from the repository and branch
-named in ``_config.yml``.
+cell is the setup cell, which installs ``posenc_lib[book]`` from the repository and branch
+named in ``_config.yml`` when something a chapter imports is missing.
 Its paired ``.ipynb`` (for Colab and Binder) is generated from the ``.md`` and carries no outputs.
 """
 
@@ -43,9 +43,14 @@ def library_version() -> str:
     return match.group(1)
 
 
+# What a chapter imports beyond the standard library, and the oldest major version it needs:
+# the `book` extra of pyproject.toml installs them (transformers 5: chapters 5-8 use its v5 API).
+BOOK_MODULES = {"posenc_lib": 0, "torch": 0, "plotly": 6, "anywidget": 0, "transformers": 5}
+
+
 def library_requirement(url: str | None = None, ref: str | None = None) -> str:
-    """The pip requirement the setup cell installs: the library with its widgets, at ``ref``."""
-    return f"posenc_lib[widgets] @ git+{url or repository_url()}@{ref or repository_branch()}"
+    """The pip requirement the setup cell installs: the library with its ``book`` extra."""
+    return f"posenc_lib[book] @ git+{url or repository_url()}@{ref or repository_branch()}"
 
 
 def setup_cell_source(
@@ -53,9 +58,13 @@ def setup_cell_source(
 ) -> str:
     """The exact source of every chapter's first code cell.
 
-    It installs the library (with its ``widgets`` extra) from the repository and branch named in
-    ``_config.yml`` (so a fork or a release branch that sets them installs its own code), and
-    says which version it installed, and which version the chapter was written for.
+    When a module a chapter needs is missing or too old (a bare Colab or Binder runtime; Colab's
+    own transformers may be 4.x), it installs the library with its ``book`` extra from the
+    repository and branch named in ``_config.yml`` (so a fork or a release branch that sets them
+    installs its own code); when everything is importable (the book build, ``make live``, a pip
+    install) it installs nothing. Either way it prints the versions it runs with and the library
+    version the chapter was written for. On Colab it turns on the widget manager the live
+    explorers need.
     """
     requirement = library_requirement(url, ref)
     return (
@@ -67,11 +76,31 @@ def setup_cell_source(
         "\n"
         f'LIBRARY = "{requirement}"\n'
         f'WRITTEN_FOR = "{version or library_version()}"\n'
-        'if any(importlib.util.find_spec(m) is None for m in ("posenc_lib", "anywidget")):\n'
+        "# What the chapters import, with the oldest major version they work with:\n"
+        f"NEEDS = {BOOK_MODULES!r}\n"
+        "\n"
+        "\n"
+        "def _version(name):\n"
+        '    return importlib.metadata.version(name.replace("_", "-"))\n'
+        "\n"
+        "\n"
+        "def _major(name):\n"
+        "    if importlib.util.find_spec(name) is None:\n"
+        "        return -1\n"
+        '    return int(_version(name).split(".")[0])\n'
+        "\n"
+        "\n"
+        "if any(_major(name) < major for name, major in NEEDS.items()):\n"
+        '    print(f"Installing {LIBRARY} ...")\n'
         '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", LIBRARY], check=True)\n'
-        '    installed = importlib.metadata.version("posenc_lib")\n'
-        '    print(f"Installed posenc_lib {installed} from {LIBRARY}"\n'
-        '          f" (this chapter is written for {WRITTEN_FOR})")'
+        '    importlib.invalidate_caches()\n'
+        "# Colab draws ipywidgets 8 and anywidget only with its custom widget manager.\n"
+        'if "google.colab" in sys.modules:\n'
+        "    from google.colab import output\n"
+        "\n"
+        "    output.enable_custom_widget_manager()\n"
+        'print(", ".join(f"{n} {_version(n)}" for n in NEEDS), f"(for posenc_lib {WRITTEN_FOR})")'
+
     )
 
 

@@ -68,21 +68,65 @@ def test_setup_cell_follows_the_configured_repository_and_branch() -> None:
     url, ref = "https://example.org/someone/fork", "v0.2"
     old = "```{code-cell} ipython3\n" + chapters.setup_cell_source() + "\n```\ntext\n"
     new = chapters.fix_setup_cell(old, chapters.setup_cell_source(url, ref))
-    assert f"posenc_lib[widgets] @ git+{url}@{ref}" in new and new.endswith("\n```\ntext\n")
+    assert f"posenc_lib[book] @ git+{url}@{ref}" in new and new.endswith("\n```\ntext\n")
     assert chapters.library_version() in chapters.setup_cell_source()
 
 
-def test_setup_cell_installs_and_reports_the_library(tmp_path: Path) -> None:
-    # Run the cell with pip replaced by a stub: it installs the widgets extra and says what it got.
-    source = chapters.setup_cell_source().replace(
-        "subprocess.run(", "calls.append("
-    ).replace(", check=True)", ")")
-    source = source.replace("importlib.util.find_spec(m) is None", "True")
-    namespace: dict[str, object] = {"calls": []}
+def run_setup_cell(versions: dict[str, str | None]) -> tuple[list[list[str]], str]:
+    """Run the setup cell with pip stubbed and the installed versions faked: (pip calls, output)."""
+    source = chapters.setup_cell_source()
+    for original, stub in [
+        ("subprocess.run(", "calls.append("), (", check=True)", ")"),
+        ("importlib.util.find_spec(name) is None", "versions[name] is None"),
+        ('importlib.metadata.version(name.replace("_", "-"))', "versions[name]"),
+    ]:
+        assert original in source, original
+        source = source.replace(original, stub)
+    printed: list[str] = []
+    namespace: dict[str, object] = {"calls": [], "versions": versions,
+                                    "print": lambda *a: printed.append(" ".join(map(str, a)))}
     exec(compile(source, "setup-cell", "exec"), namespace)
-    (command,) = namespace["calls"]  # type: ignore[misc]
+    return namespace["calls"], "\n".join(printed)  # type: ignore[return-value]
+
+
+READY = {"posenc_lib": "0.1.0", "torch": "2.13.0", "plotly": "7.1.0", "anywidget": "0.11.0",
+         "transformers": "5.25.0"}
+
+
+def test_setup_cell_installs_nothing_when_the_book_set_is_importable() -> None:
+    # The book build, `make live`, a pip install, the reader-env test: no network, no pip.
+    calls, printed = run_setup_cell(READY)
+    assert calls == []
+    assert "posenc_lib 0.1.0" in printed and "transformers 5.25.0" in printed
+    assert f"for posenc_lib {chapters.library_version()}" in printed
+
+
+@pytest.mark.parametrize("module, version", [("posenc_lib", None), ("anywidget", None),
+                                             ("transformers", None), ("transformers", "4.57.1")])
+def test_setup_cell_installs_the_book_extra_when_a_module_is_missing_or_old(
+    module: str, version: str | None
+) -> None:
+    # A bare runtime, or Colab with its own transformers 4: one pip install of posenc_lib[book].
+    calls, printed = run_setup_cell({**READY, module: version})
+    (command,) = calls
     assert command[-1] == chapters.library_requirement()
-    assert command[-1].startswith("posenc_lib[widgets] @ git+")
+    assert command[-1].startswith("posenc_lib[book] @ git+")
+    assert "Installing posenc_lib[book]" in printed
+
+
+def test_the_setup_cell_checks_every_package_the_chapters_import() -> None:
+    # Every third-party top-level import of any chapter is in the cell's list (and so in the
+    # `book` extra, which tests/test_reader_env.py checks against pyproject.toml).
+    import re
+
+    stdlib = set(sys.stdlib_module_names)
+    imported: set[str] = set()
+    for md in NOTEBOOK_CHAPTERS:
+        for cell in chapters.read_chapter(md).cells:
+            if cell.cell_type == "code":
+                imported |= set(re.findall(r"^\s*(?:from|import) (\w+)", cell.source, re.M))
+    third_party = imported - stdlib - {"google"}  # google.colab: only on Colab, guarded
+    assert third_party <= set(chapters.BOOK_MODULES), third_party - set(chapters.BOOK_MODULES)
 
 
 def test_every_toc_entry_exists_and_every_chapter_is_listed() -> None:

@@ -1,6 +1,6 @@
 """Command line: ``python -m posenc_lib.lab {run,one,summary}``.
 
-* ``run``: the whole grid (what ``make lab`` does), results into ``chapters/data``;
+* ``run``: the whole grid (what ``make lab`` does), results into ``posenc_lib/lab/data``;
 * ``one --task copy --scheme rope [--seed 0] [--steps N]``: train one configuration here and
   print its metrics next to the committed ones;
 * ``summary``: print the committed results, mean ± spread over seeds.

@@ -1,7 +1,8 @@
 """Read the committed lab results: summaries over seeds, and the saved seed-0 artifacts.
 
-The book never trains: chapter 9 reads ``chapters/data/lab_results.json`` and
-``chapters/data/lab_artifacts.npz``, written by ``make lab`` (:func:`posenc_lib.lab.run.run_lab`).
+The book never trains: chapter 9 reads ``lab_results.json`` and ``lab_artifacts.npz``, written by
+``make lab`` (:func:`posenc_lib.lab.run.run_lab`). Both ship inside the package
+(``posenc_lib/lab/data``, package data), so a plain ``pip install`` (Colab, Binder) finds them.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ __all__ = [
     "summarise",
 ]
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "chapters" / "data"
+DATA_DIR = Path(__file__).parent / "data"
 
 
 def load_results(path: str | Path | None = None) -> dict:
-    """The results JSON (default ``chapters/data/lab_results.json``)."""
+    """The results JSON (default: the committed ``lab_results.json`` in :data:`DATA_DIR`)."""
     path = DATA_DIR / RESULTS_NAME if path is None else Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no lab results at {path}: run `make lab` to produce them")

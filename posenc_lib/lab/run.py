@@ -116,7 +116,7 @@ class _Progress:
             self.bar.close()
 
 
-def run_lab(settings: LabSettings | None = None, out_dir: str | Path = "chapters/data",
+def run_lab(settings: LabSettings | None = None, out_dir: str | Path | None = None,
             workers: int = 2) -> dict:
     """Train and evaluate every configuration of ``settings``; write the results; return them.
 
@@ -124,8 +124,9 @@ def run_lab(settings: LabSettings | None = None, out_dir: str | Path = "chapters
     ----------
     settings : LabSettings, optional
         Default :class:`LabSettings()` (the committed results' settings).
-    out_dir : str or Path
-        Directory for ``lab_results.json`` and ``lab_artifacts.npz``.
+    out_dir : str or Path, optional
+        Directory for ``lab_results.json`` and ``lab_artifacts.npz``; default the package's own
+        ``posenc_lib/lab/data`` (what chapter 9 reads).
     workers : int
         Worker processes (each uses one torch thread).
     """
@@ -133,7 +134,7 @@ def run_lab(settings: LabSettings | None = None, out_dir: str | Path = "chapters
     if not isinstance(settings, LabSettings):
         raise TypeError(f"settings must be a LabSettings, got {type(settings).__name__}")
     workers = check_int(workers, "workers", minimum=1)
-    out_dir = Path(out_dir)
+    out_dir = Path(__file__).parent / "data" if out_dir is None else Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     grid = jobs(settings)
     start = time.perf_counter()
