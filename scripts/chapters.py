@@ -14,6 +14,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import yaml
+from reader_markdown import Labels, Page, collect_labels, convert, parse_bib
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
@@ -121,18 +122,106 @@ def read_chapter(path: Path) -> nbformat.NotebookNode:
     return jupytext.read(path, fmt="md:myst")
 
 
-def paired_notebook(path: Path) -> nbformat.NotebookNode:
-    """The output-free notebook that ``make sync`` writes next to the chapter."""
+def book_url() -> str:
+    """The published book: ``html.baseurl`` in ``_config.yml`` when set, else the GitHub Pages
+    address of ``repository.url`` (where ``.github/workflows/pages.yml`` publishes it)."""
+    config = _config()
+    base = str((config.get("html") or {}).get("baseurl") or "").rstrip("/")
+    if base:
+        return base
+    match = re.match(r"https://github\.com/([^/]+)/([^/]+)$", repository_url())
+    if match is None:
+        raise ValueError("set html.baseurl in _config.yml: the repository is not on GitHub")
+    return f"https://{match.group(1)}.github.io/{match.group(2)}"
+
+
+def book_docs() -> list[str]:
+    """Every page of the book in the table of contents' order (``chapters/03_sinusoidal``)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    docs = [toc["root"]]
+    for part in toc.get("parts", []):
+        docs += [entry["file"] for entry in part.get("chapters", [])]
+    # Pages not (yet) in the table of contents still resolve, after the listed ones.
+    others = sorted(str(p.relative_to(ROOT).with_suffix("")) for p in CHAPTERS.rglob("*.md")
+                    if ".ipynb_checkpoints" not in p.parts)
+    return docs + [d for d in others if d not in docs]
+
+
+def book_labels() -> Labels:
+    return collect_labels(ROOT, book_docs())
+
+
+def math_macros() -> dict[str, str]:
+    """The book's argument-free MathJax macros (``sphinx.config.mathjax3_config``)."""
+    config = _config().get("sphinx", {}).get("config", {})
+    macros = config.get("mathjax3_config", {}).get("tex", {}).get("macros", {})
+    return {name: value for name, value in macros.items() if isinstance(value, str)}
+
+
+def bibliography() -> dict[str, dict[str, str]]:
+    return parse_bib((ROOT / "references.bib").read_text(encoding="utf-8"))
+
+
+def reader_intro(doc: str) -> str:
+    """The visible first cell of a notebook twin: what it runs with and how it gets it."""
+    return (
+        "**Running this notebook** (Colab, Binder, Jupyter). The first code cell installs what "
+        "the chapters need when it is missing — the library with its `book` extra (live "
+        "widgets, plotly, transformers 5):\n\n"
+        f"```\npip install \"{library_requirement()}\"\n```\n\n"
+        "and prints the versions it runs with. torch comes with Colab and Binder; elsewhere "
+        "install the CPU build first (see the book's "
+        f"[install page]({book_url()}/chapters/appendix/install.html)). "
+        f"This notebook is generated from the book's page [{doc}]({book_url()}/{doc}.html); "
+        "solutions to the exercises are folded: click to open them."
+    )
+
+
+def _hide(cell: nbformat.NotebookNode, source: bool, outputs: bool) -> None:
+    jupyter = cell.metadata.setdefault("jupyter", {})
+    if source:
+        jupyter["source_hidden"] = True
+    if outputs:
+        jupyter["outputs_hidden"] = True
+
+
+def paired_notebook(
+    path: Path, labels: Labels | None = None, bib: dict[str, dict[str, str]] | None = None
+) -> nbformat.NotebookNode:
+    """The output-free notebook that ``make sync`` writes next to the chapter.
+
+    Its markdown is plain Jupyter markdown (see ``reader_markdown``): links, (Author, year)
+    citations with a reference list, admonitions as blockquotes, solutions folded in
+    ``<details>``. A visible first cell says what the setup cell installs. Cells the book hides
+    keep their code, folded (``remove-cell``/``hide-*``/``remove-input`` tags).
+    """
     nb = read_chapter(path)
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type == "code":
+    doc = str(path.relative_to(ROOT).with_suffix(""))
+    page = Page(doc, labels or book_labels(), bib or bibliography(), book_url(), math_macros())
+    cells = []
+    for cell in nb.cells:
+        tags = set(cell.metadata.get("tags", []))
+        if cell.cell_type == "markdown":
+            if "remove-cell" in tags:
+                continue  # book-only text
+            cell.source = convert(cell.source, page)
+        elif cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
+            _hide(cell, source=bool(tags & {"remove-cell", "remove-input", "hide-input",
+                                            "hide-cell"}),
+                  outputs=bool(tags & {"remove-output", "hide-output", "hide-cell"}))
+        cells.append(cell)
+    first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), None)
+    if first_code is not None and cells[first_code].source.startswith(SETUP_MARKER):
+        # Colab shows cells with a form view collapsed: the setup cell stays out of the way.
+        cells[first_code].metadata["cellView"] = "form"
+        cells.insert(first_code, nbformat.v4.new_markdown_cell(reader_intro(doc)))
+    if page.cited:
+        cells.append(nbformat.v4.new_markdown_cell(page.references()))
+    for index, cell in enumerate(cells):
         cell.id = f"cell-{index:03d}"  # stable ids keep the .ipynb diff-free between syncs
-    # Colab shows cells with a form view collapsed: the setup cell stays out of the reader's way.
-    first_code = next((c for c in nb.cells if c.cell_type == "code"), None)
-    if first_code is not None and first_code.source.startswith(SETUP_MARKER):
-        first_code.metadata["cellView"] = "form"
+    nb.cells = cells
     nb.metadata.pop("jupytext", None)
     nb.metadata["colab"] = {"provenance": []}
     return nb
