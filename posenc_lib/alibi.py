@@ -215,7 +215,10 @@ def alibi_bias(
     causal : bool
         Mask future keys with ``−inf``.
     dtype : torch.dtype
-        Output dtype (floating).
+        Output dtype (floating). In a narrow dtype, biases below its smallest finite value
+        become ``−inf`` (float16: ``−65 504``, e.g. keys more than 131 008 positions back at slope
+        1/2). That is the attention they would get anyway: ``exp(−65 504)`` is 0 in every float
+        format, and the key at distance 0 always keeps bias 0, so no row is all ``−inf``.
 
     Returns
     -------
