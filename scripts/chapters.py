@@ -162,7 +162,7 @@ def bibliography() -> dict[str, dict[str, str]]:
     return parse_bib((ROOT / "references.bib").read_text(encoding="utf-8"))
 
 
-def reader_intro(doc: str) -> str:
+def reader_intro(doc: str, title: str) -> str:
     """The visible first cell of a notebook twin: what it runs with and how it gets it."""
     return (
         "**Running this notebook** (Colab, Binder, Jupyter). The first code cell installs what "
@@ -172,7 +172,7 @@ def reader_intro(doc: str) -> str:
         "and prints the versions it runs with. torch comes with Colab and Binder; elsewhere "
         "install the CPU build first (see the book's "
         f"[install page]({book_url()}/chapters/appendix/install.html)). "
-        f"This notebook is generated from the book's page [{doc}]({book_url()}/{doc}.html); "
+        f"This notebook is generated from the book's page [{title}]({book_url()}/{doc}.html); "
         "solutions to the exercises are folded: click to open them."
     )
 
@@ -216,7 +216,10 @@ def paired_notebook(
     if first_code is not None and cells[first_code].source.startswith(SETUP_MARKER):
         # Colab shows cells with a form view collapsed: the setup cell stays out of the way.
         cells[first_code].metadata["cellView"] = "form"
-        cells.insert(first_code, nbformat.v4.new_markdown_cell(reader_intro(doc)))
+        heading = re.search(r"^# (.+)$", "\n".join(c.source for c in cells
+                                                     if c.cell_type == "markdown"), re.M)
+        title = heading.group(1).strip() if heading else doc
+        cells.insert(first_code, nbformat.v4.new_markdown_cell(reader_intro(doc, title)))
     if page.cited:
         cells.append(nbformat.v4.new_markdown_cell(page.references()))
     for index, cell in enumerate(cells):
