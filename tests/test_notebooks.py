@@ -329,3 +329,28 @@ def test_equations_are_numbered_through_the_book_in_toc_order(tmp_path: Path) ->
     labels = reader_markdown.collect_labels(tmp_path, ["a", "b"]).targets
     assert [labels[k].title for k in ("eq-a1", "eq-a2", "eq-b")] == ["(1)", "(2)", "(3)"]
     assert "not-this" not in labels and labels["ch-a"] == reader_markdown.Target("a", "A", "")
+
+
+@pytest.mark.book
+def test_reader_notebooks_number_equations_and_link_pages_as_the_built_book_does() -> None:
+    # The notebooks' equation numbers are the book's (numbered through the book in toc order),
+    # and every page and anchor they link to exists in the built HTML.
+    html_root = ROOT / "_build" / "html"
+    labels = chapters.book_labels().targets
+    numbered = 0
+    for page in html_root.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        for number, label in re.findall(
+            r'<span class="eqno">\((\d+)\)<a class="headerlink" href="#equation-([^"]+)"', text
+        ):
+            assert labels[label].title == f"({number})", (page.name, label)
+            numbered += 1
+    assert numbered == sum(t.anchor.startswith("equation-") for t in labels.values()) > 0
+    base = chapters.book_url()
+    for md in NOTEBOOK_CHAPTERS:
+        text = "\n".join(markdown_cells(reader_notebook(md)))
+        for page, anchor in re.findall(rf"\]\({re.escape(base)}/([^)#]+\.html)#?([^)]*)\)", text):
+            built = html_root / page
+            assert built.exists(), f"{md.name} links to {page}, not in the built book"
+            if anchor:
+                assert f'id="{anchor}"' in built.read_text(encoding="utf-8"), (md.name, anchor)
