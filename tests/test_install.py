@@ -10,6 +10,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_MODULES = ("plotly", "ipywidgets", "anywidget", "IPython")
 
@@ -32,24 +34,30 @@ def test_import_posenc_lib_needs_none_of_the_widget_packages() -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_widgets_without_the_extra_say_how_to_install_it() -> None:
-    # anywidget made unimportable: the import names the missing package and the pip command.
+@pytest.mark.parametrize(("module", "blocked"), [
+    ("posenc_lib.widgets", "anywidget"), ("posenc_lib.widgets", "ipywidgets"),
+    ("posenc_lib.viz.heatmap", "plotly"), ("posenc_lib.display", "plotly"),
+])
+def test_figures_and_widgets_without_the_extra_say_how_to_install_it(
+    module: str, blocked: str
+) -> None:
+    # The package made unimportable: the import names it and the pip command of the extra.
     code = (
         "import sys\n"
-        "sys.modules['anywidget'] = None\n"
+        f"sys.modules[{blocked!r}] = None\n"
         "try:\n"
-        "    import posenc_lib.widgets\n"
+        f"    import {module}\n"
         "except ImportError as error:\n"
         "    print(error)\n"
         "else:\n"
-        "    raise SystemExit('imported without anywidget')\n"
+        "    raise SystemExit('imported without the extra')\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
         check=False,
     )
     assert result.returncode == 0, result.stderr + result.stdout
-    assert "'anywidget'" in result.stdout
+    assert f"'{blocked}'" in result.stdout
     assert 'pip install "posenc_lib[widgets]"' in result.stdout
 
 
