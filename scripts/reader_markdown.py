@@ -48,6 +48,7 @@ class Target:
 @dataclass
 class Labels:
     targets: dict[str, Target] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)  # page -> its first "# " heading
 
 
 def _heading_text(text: str) -> str:
@@ -72,6 +73,9 @@ def collect_labels(root: Path, docs: list[str]) -> Labels:
         if not path.exists():
             continue
         text = CODE_CELL.sub("", path.read_text(encoding="utf-8"))
+        title = re.search(r"^# (.+)$", text, re.M)
+        if title:
+            labels.titles[doc] = _heading_text(title.group(1))
         lines = text.splitlines()
         for index, line in enumerate(lines):
             label = LABEL_LINE.match(line)
@@ -233,9 +237,13 @@ class Page:
             explicit = re.match(r"^(.*?)\s*<([^<>]+)>$", content, re.S)
             text, target = (explicit.group(1), explicit.group(2)) if explicit else (None, content)
             if name == "doc":
-                doc = str((Path(self.doc).parent / target).as_posix())
-                doc = re.sub(r"[^/]+/\.\./", "", doc)
-                title = text or Path(target).name
+                if target.startswith("/"):  # relative to the book's root
+                    doc = target.lstrip("/")
+                else:
+                    doc = (Path(self.doc).parent / target).as_posix()
+                    while re.search(r"[^/.]+/\.\./", doc):
+                        doc = re.sub(r"[^/.]+/\.\./", "", doc, count=1)
+                title = text or self.labels.titles.get(doc) or Path(target).name
                 return f"[{title}]({self.page_url(doc)})"
             return self.link(target.strip(), text)
         if name == "eq":
