@@ -164,6 +164,8 @@ def reader_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
+# The first test to use the environment builds it (cold: a few minutes of pip): a longer bound.
+@pytest.mark.timeout(1800)
 def test_the_library_is_installed_not_the_checkout(reader_python: Path, tmp_path: Path) -> None:
     # From outside the repository, posenc_lib is the wheel's copy in site-packages, with its data.
     code = ("import posenc_lib, posenc_lib.lab.results as r, transformers;"
@@ -176,6 +178,7 @@ def test_the_library_is_installed_not_the_checkout(reader_python: Path, tmp_path
     assert out[2].startswith("5."), out[2]
 
 
+@pytest.mark.timeout(1800)  # also builds the environment when run on its own (-k)
 @pytest.mark.parametrize("md", NOTEBOOK_CHAPTERS, ids=IDS)
 def test_every_chapter_notebook_runs_in_the_reader_env(
     md: Path, reader_python: Path, tmp_path: Path
