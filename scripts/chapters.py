@@ -178,11 +178,11 @@ def reader_intro(doc: str, title: str) -> str:
 
 
 def _hide(cell: nbformat.NotebookNode, source: bool, outputs: bool) -> None:
-    jupyter = cell.metadata.setdefault("jupyter", {})
+    """JupyterLab's own fold marks: the cell stays, its code (or output) starts folded."""
     if source:
-        jupyter["source_hidden"] = True
+        cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
     if outputs:
-        jupyter["outputs_hidden"] = True
+        cell.metadata.setdefault("jupyter", {})["outputs_hidden"] = True
 
 
 def paired_notebook(
