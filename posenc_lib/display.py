@@ -188,8 +188,8 @@ def plotly_bundle() -> tuple[str, str]:
 class NotebookFigure:
     """A plotly figure that draws in JupyterLab, VS Code, Colab, Binder and a plain notebook.
 
-    Its mime bundle has plotly's ``application/vnd.plotly.v1+json`` (preferred where a plotly
-    renderer is installed) and a ``text/html`` that draws the figure itself, with plotly.js
+    Its mime bundle has plotly's own JSON mime type (preferred where a plotly renderer is
+    installed) and a ``text/html`` that draws the figure itself, with plotly.js
     inline in the first figure a kernel shows (see the module docstring).
 
     Parameters
