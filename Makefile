@@ -67,7 +67,7 @@ test: book browser  ## build the book, then run every test
 	$(BIN)/python -m pytest
 
 test-lib: $(STAMP)  ## only the library tests (fast; no book build, no browser)
-	$(BIN)/python -m pytest -m "not book and not browser"
+	$(BIN)/python -m pytest -m "not book and not browser and not reader_env"
 
 # jupyter_config/ (added to JUPYTER_CONFIG_PATH) opens .md chapters as notebooks and keeps the
 # chapters' .ipynb twins output-free when saved; POSENC_STATIC is dropped so explorers are live.

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 
 import torch
 
@@ -215,6 +215,24 @@ def check_base(base: object, name: str = "base") -> float:
     return check_positive(base, name)
 
 
+DEFAULT_BASE = 10000.0
+"""The original Transformer's and RoFormer's base: used when neither base nor inv_freq is given."""
+
+
+def resolve_base(base: object, inv_freq: object, name: str = "base") -> float:
+    """``base`` (default :data:`DEFAULT_BASE`), refused together with ``inv_freq``.
+
+    ``inv_freq`` fixes every frequency, so a ``base`` passed with it would be silently ignored;
+    asking for both is a mistake worth a clear error.
+    """
+    if base is not None and inv_freq is not None:
+        raise ValueError(
+            f"pass either {name}= or inv_freq=, not both: inv_freq fixes every frequency, so "
+            f"{name}={base!r} would be ignored"
+        )
+    return check_base(DEFAULT_BASE if base is None else base, name)
+
+
 def check_factor(factor: object, name: str = "factor") -> float:
     """A context-extension factor: finite and >= 1 (1 means no scaling)."""
     try:
@@ -319,6 +337,49 @@ def check_inv_freq(
     if positive and not bool((inv_freq > 0).all()):
         raise ValueError(f"{name} must be > 0 everywhere")
     return inv_freq
+
+
+def check_sequence(
+    value: object, name: str, *, of: str = "items", allow_str: bool = True,
+    hashable: bool = False,
+) -> list:
+    """An ordered, finite collection (list, tuple, range, str …) as a list.
+
+    ``None``, a number, a mapping or a set (no order) gives a ``TypeError`` naming ``name``
+    instead of Python's "'NoneType' object is not iterable"; so does a ``str`` when
+    ``allow_str`` is false. With ``hashable``, every item must be hashable (it is used as a key).
+    """
+    kind = f"a sequence of {of} (a list or tuple)"
+    if (
+        value is None
+        or isinstance(value, (bytes, bytearray, Mapping, Set))
+        or (isinstance(value, str) and not allow_str)
+        or not isinstance(value, Iterable)
+    ):
+        raise TypeError(f"{name} must be {kind}, got {_describe(value)}")
+    items = list(value)
+    if hashable:
+        for index, item in enumerate(items):
+            try:
+                hash(item)
+            except TypeError:
+                raise TypeError(
+                    f"{name} must hold hashable {of} (e.g. str or int), got an unhashable "
+                    f"{type(item).__name__} at index {index}"
+                ) from None
+    return items
+
+
+def check_angles(angles: torch.Tensor, what: str = "positions × inv_freq") -> torch.Tensor:
+    """Angles (float64) that did not overflow: finite positions times finite frequencies can
+    still exceed float64's largest value (about 1.8e308), and cos/sin of ``inf`` is NaN."""
+    if not bool(torch.isfinite(angles).all()):
+        raise ValueError(
+            f"the angles {what} overflow float64 (|angle| > {torch.finfo(torch.float64).max:.3g})"
+            ": use smaller positions or frequencies (an angle that large has lost every digit of "
+            "its phase anyway)"
+        )
+    return angles
 
 
 def check_choice(value: object, name: str, choices: Sequence[str]) -> str:

@@ -232,7 +232,10 @@ def alibi_bias(
     max_bias : float
         The 8 of the slope formula (MPT's ``alibi_bias_max``), see :func:`alibi_slopes`.
     dtype : torch.dtype
-        Output dtype (floating).
+        Output dtype (floating). In a narrow dtype, biases below its smallest finite value
+        become ``−inf`` (float16: ``−65 504``, e.g. keys more than 131 008 positions back at slope
+        1/2). That is the attention they would get anyway: ``exp(−65 504)`` is 0 in every float
+        format, and the key at distance 0 always keeps bias 0, so no row is all ``−inf``.
     device : torch.device or str, optional
         Where to build the bias (default CPU).
 

@@ -25,6 +25,7 @@ from ._validation import (
     check_length,
     check_seed,
     check_size,
+    resolve_base,
 )
 from .rope import rope_inv_freq
 
@@ -36,7 +37,7 @@ _CHUNK = 4096
 
 def rope_decay_bound(
     dim: int,
-    base: float = 10000.0,
+    base: float | None = None,
     max_distance: int = 256,
     *,
     inv_freq: torch.Tensor | None = None,
@@ -50,8 +51,8 @@ def rope_decay_bound(
     ----------
     dim : int
         Rotary dimension ``d`` (positive, even); RoFormer plots ``d = 128``.
-    base : float
-        The base ``b``, used when ``inv_freq`` is not given.
+    base : float, optional
+        The base ``b``; default 10000. Not together with ``inv_freq`` (``ValueError``).
     max_distance : int
         Largest relative distance ``r`` (>= 0).
     inv_freq : torch.Tensor, optional
@@ -63,7 +64,7 @@ def rope_decay_bound(
         Shape ``(max_distance + 1,)``, float64; entry ``r`` is ``f(r)``.
     """
     dim = check_dim(dim)
-    base = check_base(base)
+    base = resolve_base(base, inv_freq)
     max_distance = check_length(max_distance, "max_distance")
     check_size(
         ("max_distance + 1", max_distance + 1), ("dim // 2", dim // 2),

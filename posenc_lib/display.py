@@ -11,6 +11,12 @@ have a figure: when a figure comes near the viewport, figures.js loads its data 
 plotly.js and draws it, so the page's text is interactive before plotly even loads.
 Plotly >= 6 otherwise emits only a mime bundle that myst-nb cannot render, and the figure would
 silently vanish from the page.
+
+Outside the book (Jupyter, Colab, Binder, VS Code) a figure is a :class:`NotebookFigure`: plotly's
+own mime type (JupyterLab and VS Code draw it) and a self-drawing ``text/html`` for front-ends that
+do not know it (Colab, a plain notebook viewer). The first such figure of a kernel carries the
+library's partial plotly.js inline (the bundle the live explorers share); later figures reuse it,
+and an output drawn in a frame of its own (Colab) loads the same plotly.js version on demand.
 """
 
 from __future__ import annotations
@@ -20,13 +26,21 @@ import html
 import json
 import math
 import os
+import re
 import uuid
 from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.utils import PlotlyJSONEncoder
+
+from ._extras import require_widgets
+
+require_widgets("posenc_lib.display", "plotly")
+
+import plotly.graph_objects as go  # noqa: E402  (after the check above)
+from plotly.utils import PlotlyJSONEncoder  # noqa: E402
 
 STATIC_ENV_VAR = "POSENC_STATIC"
 # The attribute that ties a figure's JSON to its <div>; _ext/figures.js looks for it.
@@ -155,15 +169,104 @@ class StaticFigure:
         return {"text/html": self.to_html(), "text/plain": "<StaticFigure>"}
 
 
+PLOTLY_BUNDLE = Path(__file__).parent / "static" / "plotly-3d.min.js"
+# The key under which the page keeps plotly.js; posenc_lib/static/live_figure.js uses the same.
+PLOTLY_GLOBAL = "__posencPlotly"
+PLOTLY_CDN = "https://cdn.plot.ly/plotly-{version}.min.js"
+
+
+@cache
+def plotly_bundle() -> tuple[str, str]:
+    """The library's partial plotly.js bundle (with 3-D) and its plotly.js version."""
+    source = PLOTLY_BUNDLE.read_text(encoding="utf-8")
+    match = re.search(r"plotly\.js v(\d+\.\d+\.\d+)", source[:300])
+    if match is None:
+        raise ValueError(f"{PLOTLY_BUNDLE} does not name its plotly.js version")
+    return source, match.group(1)
+
+
+class NotebookFigure:
+    """A plotly figure that draws in JupyterLab, VS Code, Colab, Binder and a plain notebook.
+
+    Its mime bundle has plotly's own JSON mime type (preferred where a plotly renderer is
+    installed) and a ``text/html`` that draws the figure itself, with plotly.js
+    inline in the first figure a kernel shows (see the module docstring).
+
+    Parameters
+    ----------
+    figure
+        The figure to display.
+    """
+
+    library_sent = False  # per kernel: has a figure carried plotly.js into the page yet?
+
+    def __init__(self, figure: go.Figure) -> None:
+        if not isinstance(figure, go.Figure):
+            raise TypeError(
+                f"figure must be a plotly.graph_objects.Figure, got {type(figure).__name__}"
+            )
+        self.figure = figure
+
+    def to_html(self, *, include_plotlyjs: bool) -> str:
+        """A sized ``<div>`` and a script that draws the figure into it.
+
+        The script uses the page's plotly.js (the live explorers' or an earlier figure's); with
+        ``include_plotlyjs`` it brings the partial bundle itself, and without either it loads the
+        same version from plotly's CDN (an output in a frame of its own, as in Colab).
+        """
+        source, version = plotly_bundle()
+        div_id = f"fig-{uuid.uuid4().hex}"
+        height = self.figure.layout.height
+        style = f"height:{int(height)}px; width:100%;" if height else "width:100%;"
+        # In a JSON string, "</" is written "<\/": nothing in the bundle can close the script.
+        bundle = json.dumps(source).replace("</", "<\\/") if include_plotlyjs else "null"
+        cdn = PLOTLY_CDN.format(version=version)
+        script = (
+            "(function () {\n"
+            f'  var key = "{PLOTLY_GLOBAL}", version = "{version}", source = {bundle};\n'
+            f'  var el = document.getElementById("{div_id}");\n'
+            f"  var figure = {figure_json(self.figure)};\n"
+            "  var cache = (globalThis[key] = globalThis[key] || {});\n"
+            "  if (!cache[version] && source) {\n"
+            "    // define/module/exports shadowed: the bundle sets a global even with RequireJS.\n"
+            '    cache[version] = new Function("define", "module", "exports",\n'
+            '                                  source + "\\n;return Plotly;")();\n'
+            "  }\n"
+            "  var draw = function (Plotly) {\n"
+            "    Plotly.newPlot(el, figure.data, figure.layout, figure.config);\n"
+            "  };\n"
+            "  var Plotly = cache[version] || window.Plotly;\n"
+            "  if (Plotly) { draw(Plotly); return; }\n"
+            '  var tag = document.createElement("script");\n'
+            f'  tag.src = "{cdn}";\n'
+            "  tag.onload = function () { cache[version] = window.Plotly; draw(window.Plotly); };\n"
+            "  document.head.appendChild(tag);\n"
+            "})();"
+        )
+        return (f'<div id="{div_id}" class="plotly-graph-div" style="{style}"></div>'
+                f"<script>{script}</script>")
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> dict[str, Any]:
+        first = not NotebookFigure.library_sent
+        NotebookFigure.library_sent = True
+        return {
+            "application/vnd.plotly.v1+json": json.loads(figure_json(self.figure)),
+            "text/html": self.to_html(include_plotlyjs=first),
+            "text/plain": f"<NotebookFigure: {len(self.figure.data)} trace(s)>",
+        }
+
+
 def show(figure: go.Figure) -> Any:
     """Return an object that displays ``figure`` well where the code runs.
 
-    In the book build (static mode) this is a :class:`StaticFigure`; in a kernel it is the
-    figure itself, which Jupyter, Colab and VS Code render with plotly's own renderer.
+    In the book build (static mode) this is a :class:`StaticFigure`; in a kernel it is a
+    :class:`NotebookFigure`, which JupyterLab, VS Code, Colab and a plain notebook all draw.
     """
     if static_mode():
         return StaticFigure(figure)
-    return figure
+    return NotebookFigure(figure)
 
 
 def explorer(build_static: Callable[[], go.Figure], build_live: Callable[[], Any]) -> Any:

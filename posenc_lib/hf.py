@@ -293,6 +293,11 @@ def format_hf_config(fields: dict[str, Any], *, max_list: int | None = None) -> 
     """
     if not isinstance(fields, dict):
         raise TypeError(f"fields must be a dict, got {_describe(fields)}")
+    if not fields:
+        raise ValueError(
+            "fields must not be empty: pass the config fields of hf_config_fields() (or of "
+            "hf_rope_parameters / hf_legacy_rope_config), e.g. {'rope_theta': 10000.0}"
+        )
     if max_list is not None:
         max_list = check_int(max_list, "max_list", minimum=2)
     text = json.dumps(fields, indent=2, allow_nan=False)

@@ -24,6 +24,7 @@ from ._validation import (
     check_dtype,
     check_int,
     check_positive_int,
+    check_sequence,
     check_size,
 )
 
@@ -125,7 +126,8 @@ def permutation_between(source: Sequence, target: Sequence) -> list[int]:
 
     ``permutation_between("我爱你", "你爱我") == [2, 1, 0]``.
     """
-    src, tgt = list(source), list(target)
+    src = check_sequence(source, "source", of="tokens", hashable=True)
+    tgt = check_sequence(target, "target", of="tokens", hashable=True)
     if len(set(src)) != len(src):
         raise ValueError(f"source must hold distinct items, got {src!r}")
     if len(tgt) != len(src) or set(src) != set(tgt):
@@ -181,7 +183,7 @@ class ToyEmbedding(nn.Module):
     def __init__(self, vocab: Sequence[str], dim: int, *, seed: int = 0,
                  dtype: torch.dtype = torch.float64) -> None:
         super().__init__()
-        vocab = list(vocab)
+        vocab = check_sequence(vocab, "vocab", of="str tokens", allow_str=False)
         if not vocab or not all(isinstance(t, str) for t in vocab):
             raise TypeError("vocab must be a non-empty sequence of str")
         if len(set(vocab)) != len(vocab):
@@ -198,7 +200,7 @@ class ToyEmbedding(nn.Module):
 
     def ids(self, tokens: Sequence[str]) -> torch.Tensor:
         """Token ids, ``(seq,)`` int64; unknown tokens raise ``ValueError``."""
-        tokens = list(tokens)
+        tokens = check_sequence(tokens, "tokens", of="str tokens", hashable=True)
         missing = [t for t in tokens if t not in self.index]
         if missing:
             raise ValueError(f"tokens not in the vocabulary {self.vocab!r}: {missing!r}")

@@ -164,6 +164,7 @@ def sinusoidal_table_div_term_multiplied(
     seq_len = check_length(seq_len, "seq_len")
     dim = check_dim(dim)
     base = check_base(base)
+    dtype = check_dtype(dtype)
     check_size(("seq_len", seq_len), ("dim", dim), what="the (seq_len, dim) table")
     position = torch.arange(seq_len, dtype=torch.float64)[:, None]
     div_term = base ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)

@@ -26,6 +26,7 @@ from ._validation import (
     check_length,
     check_positions,
     check_positive_int,
+    check_sequence,
     check_size,
 )
 from .sinusoidal import sinusoidal_frequencies, sinusoidal_table
@@ -55,7 +56,9 @@ __all__ = [
 ]
 
 
-def _table(table: object, name: str = "table", *, min_rows: int = 0) -> torch.Tensor:
+def _table(
+    table: object, name: str = "table", *, min_rows: int = 0, min_cols: int = 0
+) -> torch.Tensor:
     """A 2-D floating table ``(seq, dim)`` as float64."""
     table = check_float_tensor(table, name, min_ndim=2)
     if table.ndim != 2:
@@ -65,6 +68,11 @@ def _table(table: object, name: str = "table", *, min_rows: int = 0) -> torch.Te
             f"{name} must have at least {min_rows} rows (positions), got {table.shape[0]} "
             f"(shape {tuple(table.shape)})"
         )
+    if table.shape[1] < min_cols:
+        raise ValueError(
+            f"{name} must have at least {min_cols} column(s) (dim >= {min_cols}), got "
+            f"{table.shape[1]} (shape {tuple(table.shape)})"
+        )
     return table.to(torch.float64)
 
 
@@ -73,7 +81,7 @@ def _table(table: object, name: str = "table", *, min_rows: int = 0) -> torch.Te
 
 def max_abs_value(table: torch.Tensor) -> float:
     """Largest ``|entry|`` of a table ``(seq, dim)``: boundedness in one number."""
-    t = _table(table, min_rows=1)
+    t = _table(table, min_rows=1, min_cols=1)
     return float(t.abs().max())
 
 
@@ -206,7 +214,8 @@ def same_offset_gaps(
         raise TypeError("encoding must be callable as encoding(seq_len, dim)")
     k = check_int(offset, "offset", minimum=0, what="an integer >= 0")
     p = check_int(position, "position", minimum=0, what="an integer >= 0")
-    lengths = [check_length(n, "lengths[i]") for n in lengths]
+    lengths = [check_length(n, "lengths[i]")
+               for n in check_sequence(lengths, "lengths", of="int lengths", allow_str=False)]
     if not lengths:
         raise ValueError("lengths must not be empty")
     dim = check_positive_int(dim, "dim")
@@ -231,7 +240,7 @@ def measure_scheme(table: torch.Tensor, *, offset: int = 1) -> dict[str, float]:
         ``step_max`` (smallest and largest neighbour step: smoothness), and ``offset_spread``,
         the max minus min of ``‖PE(p+k) − PE(p)‖`` over ``p`` (0 for translation invariance).
     """
-    t = _table(table, min_rows=2)
+    t = _table(table, min_rows=2, min_cols=1)
     steps = neighbour_distances(t)
     at_k = offset_distances(t, offset)
     return {

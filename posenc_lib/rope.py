@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from ._validation import (
+    check_angles,
     check_base,
     check_choice,
     check_device,
@@ -44,6 +45,7 @@ from ._validation import (
     check_rope_input,
     check_size,
     compute_dtype,
+    resolve_base,
 )
 
 __all__ = [
@@ -109,7 +111,7 @@ def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor
         ("len(positions)", positions.shape[0]), ("len(inv_freq)", inv_freq.shape[0]),
         what="the (seq, dim // 2) angles",
     )
-    return torch.outer(positions, inv_freq.to(positions.device))
+    return check_angles(torch.outer(positions, inv_freq.to(positions.device)))
 
 
 def rope_cos_sin(
@@ -218,11 +220,11 @@ def _rotate_complex(x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
 
 
 def _resolve(
-    x: object, positions: torch.Tensor | None, base: float, inv_freq: torch.Tensor | None
+    x: object, positions: torch.Tensor | None, base: float | None, inv_freq: torch.Tensor | None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Validate a functional call; return ``(x, angles)`` with float64 angles ``(seq, d/2)``."""
     x, seq, dim = check_rope_input(x)
-    base = check_base(base)
+    base = resolve_base(base, inv_freq)
     if inv_freq is None:
         inv_freq = rope_inv_freq(dim, base)
     else:
@@ -231,7 +233,7 @@ def _resolve(
         positions = torch.arange(seq, dtype=torch.float64)
     else:
         positions = check_positions(positions, seq)
-    return x, _angles_on(positions, inv_freq, x.device)
+    return x, check_angles(_angles_on(positions, inv_freq, x.device))
 
 
 def _angles_on(
@@ -253,7 +255,7 @@ def apply_rope_interleaved(
     x: torch.Tensor,
     positions: torch.Tensor | None = None,
     *,
-    base: float = 10000.0,
+    base: float | None = None,
     inv_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Rotate pairs ``(2i, 2i+1)`` of ``x`` by ``m·θ_i`` (RoFormer's real form).
@@ -267,10 +269,11 @@ def apply_rope_interleaved(
         Shape ``(..., seq, dim)``, floating point, ``dim`` even.
     positions : torch.Tensor, optional
         Shape ``(seq,)``; default ``arange(seq)``.
-    base : float
-        Used for ``θ_i = base^(-2i/dim)`` when ``inv_freq`` is not given.
+    base : float, optional
+        ``θ_i = base^(-2i/dim)``; default 10000. Not together with ``inv_freq``.
     inv_freq : torch.Tensor, optional
-        Shape ``(dim // 2,)``; overrides ``base`` (e.g. a scaled spectrum from ``scaling``).
+        Shape ``(dim // 2,)``, instead of ``base`` (e.g. a scaled spectrum from ``scaling``);
+        passing both raises ``ValueError``.
 
     Returns
     -------
@@ -288,7 +291,7 @@ def apply_rope_half(
     x: torch.Tensor,
     positions: torch.Tensor | None = None,
     *,
-    base: float = 10000.0,
+    base: float | None = None,
     inv_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Rotate pairs ``(i, i + dim/2)`` of ``x`` by ``m·θ_i`` (Hugging Face / GPT-NeoX form).
@@ -301,10 +304,10 @@ def apply_rope_half(
         Shape ``(..., seq, dim)``, floating point, ``dim`` even.
     positions : torch.Tensor, optional
         Shape ``(seq,)``; default ``arange(seq)``.
-    base : float
-        Used when ``inv_freq`` is not given.
+    base : float, optional
+        ``θ_i = base^(-2i/dim)``; default 10000. Not together with ``inv_freq``.
     inv_freq : torch.Tensor, optional
-        Shape ``(dim // 2,)``; overrides ``base``.
+        Shape ``(dim // 2,)``, instead of ``base``; passing both raises ``ValueError``.
 
     Returns
     -------
@@ -322,7 +325,7 @@ def apply_rope_complex(
     x: torch.Tensor,
     positions: torch.Tensor | None = None,
     *,
-    base: float = 10000.0,
+    base: float | None = None,
     inv_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Meta LLaMA's form: ``x`` pairs ``(2i, 2i+1)`` as complex numbers times ``e^{i·m·θ_i}``.
@@ -336,10 +339,10 @@ def apply_rope_complex(
         Shape ``(..., seq, dim)``, floating point, ``dim`` even.
     positions : torch.Tensor, optional
         Shape ``(seq,)``; default ``arange(seq)``.
-    base : float
-        Used when ``inv_freq`` is not given.
+    base : float, optional
+        ``θ_i = base^(-2i/dim)``; default 10000. Not together with ``inv_freq``.
     inv_freq : torch.Tensor, optional
-        Shape ``(dim // 2,)``; overrides ``base``.
+        Shape ``(dim // 2,)``, instead of ``base``; passing both raises ``ValueError``.
 
     Returns
     -------
@@ -453,7 +456,7 @@ def apply_rope_partial(
 def rope_rotation_matrix(
     position: float,
     dim: int,
-    base: float = 10000.0,
+    base: float | None = None,
     *,
     inv_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
@@ -470,10 +473,10 @@ def rope_rotation_matrix(
         The position ``m`` (any finite real).
     dim : int
         Dimension ``d`` (positive, even).
-    base : float
-        Used when ``inv_freq`` is not given.
+    base : float, optional
+        ``θ_i = base^(-2i/dim)``; default 10000. Not together with ``inv_freq``.
     inv_freq : torch.Tensor, optional
-        Shape ``(dim // 2,)``; overrides ``base``.
+        Shape ``(dim // 2,)``, instead of ``base``; passing both raises ``ValueError``.
 
     Returns
     -------
@@ -483,9 +486,9 @@ def rope_rotation_matrix(
     position = check_real(position, "position")
     dim = check_dim(dim)
     check_size(("dim", dim), ("dim", dim), what="the (dim, dim) matrix")
-    base = check_base(base)
+    base = resolve_base(base, inv_freq)
     theta = rope_inv_freq(dim, base) if inv_freq is None else check_inv_freq(inv_freq, dim)
-    angle = position * theta.cpu()
+    angle = check_angles(position * theta.cpu(), "position × inv_freq")
     cos, sin = angle.cos(), angle.sin()
     matrix = torch.zeros(dim, dim, dtype=torch.float64)
     even = torch.arange(0, dim, 2)
@@ -534,8 +537,8 @@ class RotaryEmbedding(nn.Module):
     ----------
     dim : int
         Rotary dimension ``d`` (positive, even); the last dimension of ``q`` and ``k``.
-    base : float
-        The base ``b``, used when ``inv_freq`` is not given.
+    base : float, optional
+        The base ``b``; default 10000. Not together with ``inv_freq`` (``ValueError``).
     inv_freq : torch.Tensor, optional
         Shape ``(dim // 2,)``: a custom spectrum, e.g. from
         :func:`posenc_lib.scaling.yarn_inv_freq`.
@@ -575,7 +578,7 @@ class RotaryEmbedding(nn.Module):
     def __init__(
         self,
         dim: int,
-        base: float = 10000.0,
+        base: float | None = None,
         *,
         inv_freq: torch.Tensor | None = None,
         convention: str = "half",
@@ -583,7 +586,7 @@ class RotaryEmbedding(nn.Module):
     ) -> None:
         super().__init__()
         self.dim = check_dim(dim)
-        self.base = check_base(base)
+        self.base = resolve_base(base, inv_freq)
         self.convention = check_choice(convention, "convention", CONVENTIONS)
         self.attention_scaling = attention_scaling  # validated by __setattr__
         freqs = rope_inv_freq(self.dim, self.base) if inv_freq is None else check_inv_freq(
@@ -657,7 +660,7 @@ class RotaryEmbedding(nn.Module):
         Real conventions: ``(cos (n, d), sin (n, d/2))``; complex: ``(freqs_cis (n, d/2),)``.
         """
         self.table_builds += 1
-        angles = _angles_on(positions, self.inv_freq, device)
+        angles = check_angles(_angles_on(positions, self.inv_freq, device))
         if self.convention == "complex":
             freqs = torch.polar(torch.full_like(angles, self.attention_scaling), angles)
             return (freqs.to(self._work_dtype(dtype)),)

@@ -47,7 +47,9 @@ def integer_encoding(
         Multiplier (> 0). ``scale < 1`` is the "multiplicative scaling" fix that shrinks values but
         also shrinks the gap between neighbouring positions.
     dtype : torch.dtype
-        Output dtype (computed in float64 first).
+        Output dtype (computed in float64 first). A table whose largest entry overflows it
+        raises ``ValueError`` (float16 from ``seq_len`` = 65 521 at ``scale = 1``: 65 520
+        rounds to ``inf``).
 
     Returns
     -------
@@ -60,6 +62,15 @@ def integer_encoding(
     dtype = check_dtype(dtype)
     check_size(("seq_len", seq_len), ("dim", dim), what="the (seq_len, dim) table")
     column = torch.arange(seq_len, dtype=torch.float64) * scale
+    largest = (seq_len - 1) * scale if seq_len else 0.0
+    if torch.isinf(torch.tensor(largest, dtype=torch.float64).to(dtype)):
+        # The point of this encoding is that it grows without bound; in a narrow dtype it grows
+        # past the largest finite value and would silently become inf.
+        raise ValueError(
+            f"the largest entry (seq_len − 1)·scale = {largest:.6g} overflows {dtype} (largest "
+            f"finite value {torch.finfo(dtype).max:.6g}): use a wider dtype, or a smaller seq_len "
+            "or scale"
+        )
     return column[:, None].expand(seq_len, dim).to(dtype).contiguous()
 
 

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from ._validation import (
+    check_angles,
     check_base,
     check_choice,
     check_dim,
@@ -114,6 +115,7 @@ def sinusoidal_table(
     else:
         pos = check_positions(positions, seq_len)
     angles = torch.outer(pos, sinusoidal_frequencies(dim, base))  # (seq_len, dim // 2)
+    check_angles(angles, "positions × frequencies")
     table = torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
     return table.to(dtype)
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ._validation import check_float_tensor, check_int
+from ._validation import check_float_tensor, check_int, check_sequence
 
 __all__ = ["NumberTable", "markdown_table", "number_table", "table_excerpt"]
 
@@ -49,7 +49,9 @@ def _format_cells(
 ) -> tuple[list[str], list[list[str]]]:
     """Headers and rows as strings; floats with ``digits`` significant digits."""
     digits = check_int(digits, "digits", minimum=1, what="an integer >= 1")
-    head = [str(h) for h in headers]
+    head = [str(h) for h in check_sequence(headers, "headers", of="column names",
+                                           allow_str=False)]
+    rows = check_sequence(rows, "rows", of="rows", allow_str=False)
 
     def cell(v: object) -> str:
         if isinstance(v, torch.Tensor) and v.ndim == 0:
@@ -61,8 +63,8 @@ def _format_cells(
         return str(v)
 
     body = []
-    for row in rows:
-        row = list(row)
+    for index, row in enumerate(rows):
+        row = check_sequence(row, f"rows[{index}]", of="cells", allow_str=False)
         if len(row) != len(head):
             raise ValueError(f"each row must have {len(head)} cells, got {len(row)}: {row!r}")
         body.append([cell(v) for v in row])

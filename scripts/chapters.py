@@ -1,8 +1,8 @@
 """What a chapter is, in one place: used by `make sync` and by tests/test_notebooks.py.
 
 A chapter is a MyST-markdown notebook (``chapters/**/*.md`` with a jupytext header). Its first code
-cell is the setup cell, which installs ``posenc_lib[widgets]`` from the repository and branch
-named in ``_config.yml``.
+cell is the setup cell, which installs ``posenc_lib[book]`` from the repository and branch
+named in ``_config.yml`` when something a chapter imports is missing.
 Its paired ``.ipynb`` (for Colab and Binder) is generated from the ``.md`` and carries no outputs.
 """
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import yaml
+from reader_markdown import Labels, Page, collect_labels, convert, parse_bib
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
@@ -43,9 +44,14 @@ def library_version() -> str:
     return match.group(1)
 
 
+# What a chapter imports beyond the standard library, and the oldest major version it needs:
+# the `book` extra of pyproject.toml installs them (transformers 5: chapters 5-8 use its v5 API).
+BOOK_MODULES = {"posenc_lib": 0, "torch": 0, "plotly": 6, "anywidget": 0, "transformers": 5}
+
+
 def library_requirement(url: str | None = None, ref: str | None = None) -> str:
-    """The pip requirement the setup cell installs: the library with its widgets, at ``ref``."""
-    return f"posenc_lib[widgets] @ git+{url or repository_url()}@{ref or repository_branch()}"
+    """The pip requirement the setup cell installs: the library with its ``book`` extra."""
+    return f"posenc_lib[book] @ git+{url or repository_url()}@{ref or repository_branch()}"
 
 
 def setup_cell_source(
@@ -53,9 +59,13 @@ def setup_cell_source(
 ) -> str:
     """The exact source of every chapter's first code cell.
 
-    It installs the library (with its ``widgets`` extra) from the repository and branch named in
-    ``_config.yml`` (so a fork or a release branch that sets them installs its own code), and
-    says which version it installed, and which version the chapter was written for.
+    When a module a chapter needs is missing or too old (a bare Colab or Binder runtime; Colab's
+    own transformers may be 4.x), it installs the library with its ``book`` extra from the
+    repository and branch named in ``_config.yml`` (so a fork or a release branch that sets them
+    installs its own code); when everything is importable (the book build, ``make live``, a pip
+    install) it installs nothing. Either way it prints the versions it runs with and the library
+    version the chapter was written for. On Colab it turns on the widget manager the live
+    explorers need.
     """
     requirement = library_requirement(url, ref)
     return (
@@ -67,11 +77,31 @@ def setup_cell_source(
         "\n"
         f'LIBRARY = "{requirement}"\n'
         f'WRITTEN_FOR = "{version or library_version()}"\n'
-        'if any(importlib.util.find_spec(m) is None for m in ("posenc_lib", "anywidget")):\n'
+        "# What the chapters import, with the oldest major version they work with:\n"
+        f"NEEDS = {BOOK_MODULES!r}\n"
+        "\n"
+        "\n"
+        "def _version(name):\n"
+        '    return importlib.metadata.version(name.replace("_", "-"))\n'
+        "\n"
+        "\n"
+        "def _major(name):\n"
+        "    if importlib.util.find_spec(name) is None:\n"
+        "        return -1\n"
+        '    return int(_version(name).split(".")[0])\n'
+        "\n"
+        "\n"
+        "if any(_major(name) < major for name, major in NEEDS.items()):\n"
+        '    print(f"Installing {LIBRARY} ...")\n'
         '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", LIBRARY], check=True)\n'
-        '    installed = importlib.metadata.version("posenc_lib")\n'
-        '    print(f"Installed posenc_lib {installed} from {LIBRARY}"\n'
-        '          f" (this chapter is written for {WRITTEN_FOR})")'
+        '    importlib.invalidate_caches()\n'
+        "# Colab draws ipywidgets 8 and anywidget only with its custom widget manager.\n"
+        'if "google.colab" in sys.modules:\n'
+        "    from google.colab import output\n"
+        "\n"
+        "    output.enable_custom_widget_manager()\n"
+        'print(", ".join(f"{n} {_version(n)}" for n in NEEDS), f"(for posenc_lib {WRITTEN_FOR})")'
+
     )
 
 
@@ -92,18 +122,109 @@ def read_chapter(path: Path) -> nbformat.NotebookNode:
     return jupytext.read(path, fmt="md:myst")
 
 
-def paired_notebook(path: Path) -> nbformat.NotebookNode:
-    """The output-free notebook that ``make sync`` writes next to the chapter."""
+def book_url() -> str:
+    """The published book: ``html.baseurl`` in ``_config.yml`` when set, else the GitHub Pages
+    address of ``repository.url`` (where ``.github/workflows/pages.yml`` publishes it)."""
+    config = _config()
+    base = str((config.get("html") or {}).get("baseurl") or "").rstrip("/")
+    if base:
+        return base
+    match = re.match(r"https://github\.com/([^/]+)/([^/]+)$", repository_url())
+    if match is None:
+        raise ValueError("set html.baseurl in _config.yml: the repository is not on GitHub")
+    return f"https://{match.group(1)}.github.io/{match.group(2)}"
+
+
+def book_docs() -> list[str]:
+    """Every page of the book in the table of contents' order (``chapters/03_sinusoidal``)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    docs = [toc["root"]]
+    for part in toc.get("parts", []):
+        docs += [entry["file"] for entry in part.get("chapters", [])]
+    # Pages not (yet) in the table of contents still resolve, after the listed ones.
+    others = sorted(str(p.relative_to(ROOT).with_suffix("")) for p in CHAPTERS.rglob("*.md")
+                    if ".ipynb_checkpoints" not in p.parts)
+    return docs + [d for d in others if d not in docs]
+
+
+def book_labels() -> Labels:
+    return collect_labels(ROOT, book_docs())
+
+
+def math_macros() -> dict[str, str]:
+    """The book's argument-free MathJax macros (``sphinx.config.mathjax3_config``)."""
+    config = _config().get("sphinx", {}).get("config", {})
+    macros = config.get("mathjax3_config", {}).get("tex", {}).get("macros", {})
+    return {name: value for name, value in macros.items() if isinstance(value, str)}
+
+
+def bibliography() -> dict[str, dict[str, str]]:
+    return parse_bib((ROOT / "references.bib").read_text(encoding="utf-8"))
+
+
+def reader_intro(doc: str, title: str) -> str:
+    """The visible first cell of a notebook twin: what it runs with and how it gets it."""
+    return (
+        "**Running this notebook** (Colab, Binder, Jupyter). The first code cell installs what "
+        "the chapters need when it is missing — the library with its `book` extra (live "
+        "widgets, plotly, transformers 5):\n\n"
+        f"```\npip install \"{library_requirement()}\"\n```\n\n"
+        "and prints the versions it runs with. torch comes with Colab and Binder; elsewhere "
+        "install the CPU build first (see the book's "
+        f"[install page]({book_url()}/chapters/appendix/install.html)). "
+        f"This notebook is generated from the book's page [{title}]({book_url()}/{doc}.html); "
+        "solutions to the exercises are folded: click to open them."
+    )
+
+
+def _hide(cell: nbformat.NotebookNode, source: bool, outputs: bool) -> None:
+    """JupyterLab's own fold marks: the cell stays, its code (or output) starts folded."""
+    if source:
+        cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+    if outputs:
+        cell.metadata.setdefault("jupyter", {})["outputs_hidden"] = True
+
+
+def paired_notebook(
+    path: Path, labels: Labels | None = None, bib: dict[str, dict[str, str]] | None = None
+) -> nbformat.NotebookNode:
+    """The output-free notebook that ``make sync`` writes next to the chapter.
+
+    Its markdown is plain Jupyter markdown (see ``reader_markdown``): links, (Author, year)
+    citations with a reference list, admonitions as blockquotes, solutions folded in
+    ``<details>``. A visible first cell says what the setup cell installs. Cells the book hides
+    keep their code, folded (``remove-cell``/``hide-*``/``remove-input`` tags).
+    """
     nb = read_chapter(path)
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type == "code":
+    doc = str(path.relative_to(ROOT).with_suffix(""))
+    page = Page(doc, labels or book_labels(), bib or bibliography(), book_url(), math_macros())
+    cells = []
+    for cell in nb.cells:
+        tags = set(cell.metadata.get("tags", []))
+        if cell.cell_type == "markdown":
+            if "remove-cell" in tags:
+                continue  # book-only text
+            cell.source = convert(cell.source, page)
+        elif cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
+            _hide(cell, source=bool(tags & {"remove-cell", "remove-input", "hide-input",
+                                            "hide-cell"}),
+                  outputs=bool(tags & {"remove-output", "hide-output", "hide-cell"}))
+        cells.append(cell)
+    first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), None)
+    if first_code is not None and cells[first_code].source.startswith(SETUP_MARKER):
+        # Colab shows cells with a form view collapsed: the setup cell stays out of the way.
+        cells[first_code].metadata["cellView"] = "form"
+        heading = re.search(r"^# (.+)$", "\n".join(c.source for c in cells
+                                                     if c.cell_type == "markdown"), re.M)
+        title = heading.group(1).strip() if heading else doc
+        cells.insert(first_code, nbformat.v4.new_markdown_cell(reader_intro(doc, title)))
+    if page.cited:
+        cells.append(nbformat.v4.new_markdown_cell(page.references()))
+    for index, cell in enumerate(cells):
         cell.id = f"cell-{index:03d}"  # stable ids keep the .ipynb diff-free between syncs
-    # Colab shows cells with a form view collapsed: the setup cell stays out of the reader's way.
-    first_code = next((c for c in nb.cells if c.cell_type == "code"), None)
-    if first_code is not None and first_code.source.startswith(SETUP_MARKER):
-        first_code.metadata["cellView"] = "form"
+    nb.cells = cells
     nb.metadata.pop("jupytext", None)
     nb.metadata["colab"] = {"provenance": []}
     return nb

@@ -58,10 +58,51 @@ def test_static_figure_json_cannot_close_its_script_or_carry_nan() -> None:
     assert json.loads(text)["data"][0]["y"] == [None, 1.0]
 
 
-def test_live_mode_returns_the_figure(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_live_mode_returns_a_notebook_figure(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(display.STATIC_ENV_VAR, raising=False)
     fig = _figure()
-    assert display.show(fig) is fig
+    shown = display.show(fig)
+    assert isinstance(shown, display.NotebookFigure) and shown.figure is fig
+
+
+def test_notebook_figure_draws_in_every_front_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    # plotly's own mime type (JupyterLab, VS Code) and a self-drawing text/html (Colab, a plain
+    # notebook): plotly.js inline in the kernel's first figure only, the CDN as a last resort.
+    monkeypatch.setattr(display.NotebookFigure, "library_sent", False)
+    source, version = display.plotly_bundle()
+    first = display.NotebookFigure(_figure())._repr_mimebundle_()
+    second = display.NotebookFigure(_figure())._repr_mimebundle_()
+    for bundle in (first, second):
+        assert bundle["application/vnd.plotly.v1+json"]["data"][0]["y"] == [1, 0.5, 0.25]
+        assert "Plotly.newPlot(el, figure.data" in bundle["text/html"]
+        assert f'"https://cdn.plot.ly/plotly-{version}.min.js"' in bundle["text/html"]
+        assert bundle["text/html"].count("</script>") == 1  # nothing inside closes it early
+    assert len(first["text/html"]) > len(source) > 10 * len(second["text/html"])
+    assert "source = null;" in second["text/html"]
+    assert version == re.search(r"plotly\.js v([\d.]+)", source[:300]).group(1)  # type: ignore[union-attr]
+
+
+@pytest.mark.browser
+def test_notebook_figures_draw_in_chromium(tmp_path: pytest.TempPathFactory) -> None:
+    # Two figures in one page, as a notebook front-end shows them: the first brings plotly.js,
+    # the second reuses it; both draw (no network: the CDN is never needed here).
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    display.NotebookFigure.library_sent = False
+    html = "".join(display.NotebookFigure(_figure())._repr_mimebundle_()["text/html"]
+                   for _ in range(2))
+    page = Path(str(tmp_path)) / "figures.html"
+    page.write_text(f"<!doctype html><html><body>{html}</body></html>", encoding="utf-8")
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    result = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
+         "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, check=False,
+    )
+    drawn = re.findall(r'<div id="fig-[0-9a-f]+" class="plotly-graph-div[^"]*js-plotly-plot',
+                       result.stdout)
+    assert len(drawn) == 2, result.stdout[-2000:]
 
 
 def test_explorer_builds_only_what_the_mode_needs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import email
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_MODULES = ("plotly", "ipywidgets", "anywidget", "IPython")
@@ -31,6 +34,45 @@ def test_import_posenc_lib_needs_none_of_the_widget_packages() -> None:
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.parametrize(("module", "blocked"), [
+    ("posenc_lib.widgets", "anywidget"), ("posenc_lib.widgets", "ipywidgets"),
+    ("posenc_lib.viz.heatmap", "plotly"), ("posenc_lib.display", "plotly"),
+])
+def test_figures_and_widgets_without_the_extra_say_how_to_install_it(
+    module: str, blocked: str
+) -> None:
+    # The package made unimportable: the import names it and the pip command of the extra.
+    code = (
+        "import sys\n"
+        f"sys.modules[{blocked!r}] = None\n"
+        "try:\n"
+        f"    import {module}\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+        "else:\n"
+        "    raise SystemExit('imported without the extra')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert f"'{blocked}'" in result.stdout
+    assert 'pip install "posenc_lib[widgets]"' in result.stdout
+
+
+def test_nothing_in_the_library_reaches_outside_the_package() -> None:
+    # A wheel install has no repository around the package: no path may climb out of it.
+    climbing = re.compile(r"""parents\[\d+\]|\.parent\.parent\.parent|["']\.\.["']|["']\.\./""")
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in (ROOT / "posenc_lib").rglob("*.py")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if climbing.search(line)
+    ]
+    assert not offenders, offenders
+
+
 def test_wheel_has_an_spdx_license_a_widgets_extra_and_a_typed_marker(tmp_path: Path) -> None:
     # Built from a copy, so that setuptools' build/ never lands in the working tree.
     source = tmp_path / "src"
@@ -51,12 +93,20 @@ def test_wheel_has_an_spdx_license_a_widgets_extra_and_a_typed_marker(tmp_path: 
         metadata = email.message_from_string(archive.read(metadata_name).decode())
     assert "posenc_lib/py.typed" in names
     assert metadata["License-Expression"] == "MIT"
-    assert metadata.get_all("Provides-Extra") == ["widgets"]
+    assert sorted(metadata.get_all("Provides-Extra")) == ["book", "widgets"]
     requires = metadata.get_all("Requires-Dist")
     core = [r for r in requires if "extra ==" not in r]
     extra = [r for r in requires if 'extra == "widgets"' in r]
+    book = [r.split(";")[0].replace(" ", "") for r in requires if 'extra == "book"' in r]
     assert sorted(r.split(">")[0] for r in core) == ["numpy", "torch"]
     assert sorted(r.split(">")[0] for r in extra) == ["anywidget", "ipywidgets", "plotly"]
+    # The book extra is the widgets plus transformers 5 (the chapters use its v5 API).
+    assert sorted(re.split("[<>=]", r)[0] for r in book) == ["anywidget", "ipywidgets", "plotly",
+                                                               "transformers"]
+    assert "transformers<6,>=5.25" in book or "transformers>=5.25,<6" in book, book
+    # Chapter 9's lab results ship inside the package: a wheel install finds them.
+    assert "posenc_lib/lab/data/lab_results.json" in names
+    assert "posenc_lib/lab/data/lab_artifacts.npz" in names
 
 
 def test_the_library_type_checks() -> None:

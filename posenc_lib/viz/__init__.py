@@ -28,3 +28,8 @@ the same numbers.
 Static steps restyle only the arrays that change, rounded (2-3 decimals) and, for large
 heatmaps, sampled on a coarser grid, to keep each figure's HTML near 300 kB.
 """
+
+from .._extras import require_widgets
+
+# Every figure module imports plotly: without the extra, say how to install it.
+require_widgets("posenc_lib.viz", "plotly")

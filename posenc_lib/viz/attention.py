@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
+from .._validation import check_sequence
 from ._checks import _np
 from ._style import SEQUENTIAL, _style
 
@@ -55,9 +56,11 @@ def attention_heatmap(
         raise ValueError(f"weights must have shape (q_len, k_len), got shape {w.shape}")
     if not np.isfinite(w).all():
         raise ValueError("weights must be finite (masked weights are 0, not -inf)")
-    keys = tokens if key_tokens is None else key_tokens
+    tokens = check_sequence(tokens, "tokens", of="str", allow_str=False)
+    keys = tokens if key_tokens is None else check_sequence(
+        key_tokens, "key_tokens", of="str", allow_str=False)
     for name, toks, n in (("tokens", tokens, w.shape[0]), ("key_tokens", keys, w.shape[1])):
-        if isinstance(toks, str) or not all(isinstance(t, str) for t in toks):
+        if not all(isinstance(t, str) for t in toks):
             raise TypeError(f"{name} must be a sequence of str, got {toks!r}")
         if len(toks) != n:
             raise ValueError(f"{name} must have {n} entries to match weights, got {len(toks)}")

@@ -10,6 +10,11 @@ One module per explorer family, mirroring :mod:`posenc_lib.viz`; the frame they 
 :class:`LiveExplorer` in ``_live``.
 """
 
+from .._extras import require_widgets
+
+# Before anything else: without the extra, say how to install it (not "No module named ...").
+require_widgets("posenc_lib.widgets", "plotly", "ipywidgets", "anywidget")
+
 from ._live import LiveExplorer
 from .alibi import (
     alibi_explorer,
