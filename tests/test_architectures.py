@@ -398,6 +398,14 @@ def test_cli_prints_the_plan(tmp_path: Path) -> None:
                          capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout
     assert "layers 0–2, 4–6  RoPE base 50 000, interleaved, window 4 096" in out
     assert "layers 3, 7" in out and "NoPE" in out
+    vl = tmp_path / "qwen3_vl.json"
+    vl.write_text(json.dumps({"model_type": "qwen3_vl", "text_config": {
+        "model_type": "qwen3_vl_text", "num_hidden_layers": 4, "head_dim": 128,
+        "rope_theta": 5e6, "rope_scaling": {"mrope_section": [24, 20, 20]}}}))
+    out = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(vl)],
+                         capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout
+    assert ("layers 0–3  RoPE base 5 000 000, M-RoPE (t,h,w sections 24/20/20, interleaved), "
+            "half") in out
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 2}))
     run = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(bad)],
