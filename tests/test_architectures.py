@@ -644,6 +644,9 @@ def test_mrope_plan_matches_the_model_s_rotary_embedding(model_type: str) -> Non
 def test_mrope_rotate_and_defaults() -> None:
     """Defaults when the config has no section; text rows reduce to 1-D RoPE; the table line."""
     qwen2 = position_plan(transformers.Qwen2VLConfig())[0]
+    qwen25 = position_plan(transformers.Qwen2_5_VLConfig())[0]
+    assert (qwen25.mrope_section, qwen25.mrope_interleaved, qwen25.base) == (
+        (16, 24, 24), False, 1e6)
     qwen3 = position_plan(transformers.Qwen3VLConfig())[0]
     assert (qwen2.mrope_section, qwen2.mrope_interleaved, qwen2.base) == ((16, 24, 24), False, 1e6)
     assert (qwen3.mrope_section, qwen3.mrope_interleaved, qwen3.base) == ((24, 20, 20), True, 5e5)
@@ -665,3 +668,39 @@ def test_mrope_rotate_and_defaults() -> None:
         dataclasses.replace(old, mrope_section=(4, 2, 1))
     with pytest.raises(ValueError, match="convention"):
         dataclasses.replace(old, convention="interleaved")
+
+
+@pytest.mark.parametrize("model_type", sorted(MROPE_TINY))
+def test_mrope_plan_reproduces_what_each_layer_does_to_q_and_k(model_type: str) -> None:
+    """Move the (t, h, w) ids of a random sequence: each layer's q and k turn as the plan says."""
+    config, model = _mrope_tiny(model_type)
+    plan = position_plan(config)
+    gen = torch.Generator().manual_seed(2)
+    seq = 12
+    pos = torch.randint(0, 30, (3, seq), generator=gen)
+    ids = torch.arange(seq)[None] + 1
+
+    def run(p: torch.Tensor) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+        CAPTURED.clear()
+        MASKS.clear()
+        with torch.no_grad():
+            model(input_ids=ids, position_ids=p[:, None, :], attention_mask=torch.ones_like(ids),
+                  use_cache=False)
+        return {layer: (q, k) for layer, q, k, _ in CAPTURED}
+
+    base = run(pos)
+    # One move per axis, the same for every token: relative ids, hence the hidden states feeding
+    # later layers, do not change, and only the rotation differs (a different move on each axis).
+    shift = torch.tensor([[7], [19], [31]]).expand(3, seq)
+    moved = run(pos + shift)
+    assert sorted(base) == [e.layer for e in plan]
+    for entry in plan:
+        (q0, k0), (q1, k1) = base[entry.layer], moved[entry.layer]
+        torch.testing.assert_close(q1, entry.rotate(q0, shift), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(k1, entry.rotate(k0, shift), rtol=1e-4, atol=1e-4)
+        # teeth: 1-D RoPE by the time ids, and the other layout where the section allows it,
+        # get it wrong
+        assert not torch.allclose(q1, entry.rotate(q0, shift[0]), atol=1e-3)
+        if entry.mrope_section != (2, 3, 3):  # [2, 3, 3] cannot be dealt out t, h, w, t, …
+            other = dataclasses.replace(entry, mrope_interleaved=not entry.mrope_interleaved)
+            assert not torch.allclose(q1, other.rotate(q0, shift), atol=1e-3)
