@@ -401,7 +401,8 @@ def band_mask(seq_len: int, window: int) -> torch.Tensor:
     window = check_int(window, "window", minimum=0, what="a non-negative integer")
     check_size(("seq_len", seq_len), ("seq_len", seq_len), what="the (seq_len, seq_len) mask")
     t = torch.arange(seq_len)
-    return (t[:, None] - t[None, :]).abs() <= window
+    # |t - s| <= seq_len - 1, so a wider window is the same band (and a huge int must not overflow)
+    return (t[:, None] - t[None, :]).abs() <= min(window, seq_len)
 
 
 MAX_SYMMETRY_TOKENS = 8

@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from ._validation import (
+    MAX_ELEMENTS,
     check_angles,
     check_base,
     check_choice,
@@ -395,7 +396,7 @@ def apply_rope_partial(
     positions: torch.Tensor | None = None,
     *,
     convention: str = "half",
-    base: float = 10000.0,
+    base: float | None = None,
     inv_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Partial RoPE: rotate the first ``rotary_dim`` features of ``x``, keep the rest unchanged.
@@ -416,8 +417,8 @@ def apply_rope_partial(
         Shape ``(seq,)``; default ``arange(seq)``.
     convention : {"half", "interleaved", "complex"}
         Pairing inside the rotated block (``"half"``: ``(i, i + rotary_dim/2)``).
-    base : float
-        The base ``b``, used when ``inv_freq`` is not given.
+    base : float, optional
+        The base ``b`` (default 10 000); not together with ``inv_freq``.
     inv_freq : torch.Tensor, optional
         Shape ``(rotary_dim // 2,)``: a scaled spectrum for the rotated block (position
         interpolation, NTK, YaRN, … computed for dimension ``rotary_dim``); overrides ``base``.
@@ -748,7 +749,9 @@ class RotaryEmbedding(nn.Module):
         else:  # integer positions are whole numbers already
             lo, hi = (int(v) for v in torch.aminmax(positions))
             fractional = False
-        if lo < 0 or fractional:
+        # Rows that cannot index a table (negative, fractional, or beyond the size limit) are
+        # computed directly; the angle check then names an overflow instead of a table size.
+        if lo < 0 or fractional or hi + 1 > MAX_ELEMENTS // self.dim:
             return self._build(positions, device, dtype)
         table = self._table(int(hi) + 1, device, dtype)
         index = positions.to(device=table[0].device, dtype=torch.long)

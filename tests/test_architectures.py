@@ -324,7 +324,8 @@ def test_alibi_plans_carry_the_model_s_slopes(model_type: str) -> None:
 
 def test_every_supported_type_is_checked() -> None:
     wrappers = {"gemma3", "gemma4", "llama4"}
-    untested = set(SUPPORTED_MODEL_TYPES) - set(TINY) - set(ALIBI_TINY) - wrappers
+    untested = (set(SUPPORTED_MODEL_TYPES) - set(TINY) - set(ALIBI_TINY) - wrappers
+                - {f"{t}_text" for t in MROPE_TINY} - set(MROPE_TINY))
     assert not untested, untested
 
 
@@ -397,6 +398,14 @@ def test_cli_prints_the_plan(tmp_path: Path) -> None:
                          capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout
     assert "layers 0–2, 4–6  RoPE base 50 000, interleaved, window 4 096" in out
     assert "layers 3, 7" in out and "NoPE" in out
+    vl = tmp_path / "qwen3_vl.json"
+    vl.write_text(json.dumps({"model_type": "qwen3_vl", "text_config": {
+        "model_type": "qwen3_vl_text", "num_hidden_layers": 4, "head_dim": 128,
+        "rope_theta": 5e6, "rope_scaling": {"mrope_section": [24, 20, 20]}}}))
+    out = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(vl)],
+                         capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout
+    assert ("layers 0–3  RoPE base 5 000 000, M-RoPE (t,h,w sections 24/20/20, interleaved), "
+            "half") in out
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 2}))
     run = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(bad)],
@@ -557,3 +566,141 @@ def test_logit_multiplier_forms() -> None:
         logit_multiplier("alibi", p)
     with pytest.raises(ValueError, match="positions"):
         logit_multiplier("ssmax", torch.tensor([-1.0]))
+
+
+# --- M-RoPE: the Qwen-VL language models ---------------------------------------------------------
+
+# model_type -> (text config kwargs, section the plan must report, interleaved). Sections differ
+# from the defaults where the config sets one; Qwen3-VL's section is set with
+# mrope_interleaved = False, which its rotary class ignores (it always interleaves).
+MROPE_TINY: dict[str, tuple[dict[str, Any], tuple[int, int, int], bool]] = {
+    "qwen2_vl": ({**_BASE, "num_hidden_layers": 2, "head_dim": 16,
+                  "rope_parameters": {"rope_type": "default", "rope_theta": 1e6,
+                                      "mrope_section": [2, 3, 3]}}, (2, 3, 3), False),
+    "qwen2_5_vl": ({**_BASE, "num_hidden_layers": 2, "head_dim": 16,
+                    "rope_parameters": {"rope_type": "default", "rope_theta": 50000.0,
+                                        "mrope_section": [4, 2, 2]}}, (4, 2, 2), False),
+    "qwen3_vl": ({**_BASE, "num_hidden_layers": 2, "head_dim": 16,
+                  "rope_parameters": {"rope_type": "default", "rope_theta": 5e5,
+                                      "mrope_section": [4, 2, 2],
+                                      "mrope_interleaved": False}}, (4, 2, 2), True),
+}
+
+
+@functools.cache
+def _mrope_tiny(model_type: str) -> tuple[Any, Any]:
+    """The tiny text model of a Qwen-VL type (its language model: where M-RoPE lives)."""
+    kwargs, _, _ = MROPE_TINY[model_type]
+    config = _config(f"{model_type}_text", kwargs)
+    return config, _model(config)
+
+
+def _pair_angles(model: Any, position_ids: torch.Tensor) -> torch.Tensor:
+    """The angle of each frequency pair the model's rotary embedding returns, ``(seq, dim/2)``."""
+    x = torch.zeros(1, position_ids.shape[-1], 8)
+    cos, sin = model.rotary_emb(x, position_ids[:, None, :])
+    half = cos.shape[-1] // 2
+    torch.testing.assert_close(cos[..., :half], cos[..., half:])  # the half layout
+    return torch.atan2(sin[0, :, :half].double(), cos[0, :, :half].double())
+
+
+@pytest.mark.parametrize("model_type", sorted(MROPE_TINY))
+def test_mrope_plan_matches_the_model_s_rotary_embedding(model_type: str) -> None:
+    config, model = _mrope_tiny(model_type)
+    _, section, interleaved = MROPE_TINY[model_type]
+    plan = position_plan(config)
+    assert len(plan) == 2 and {e.kind for e in plan} == {"rope"}
+    entry = plan[0]
+    assert entry.mrope_section == section and entry.mrope_interleaved is interleaved
+    assert entry.inv_freq is not None and entry.inv_freq.dtype == torch.float64
+    assert entry.base == config.rope_parameters["rope_theta"]
+    torch.testing.assert_close(entry.inv_freq.float(), model.rotary_emb.inv_freq, rtol=2e-6, atol=0)
+    # Which axis each pair reads, recovered from the model alone: move one row of the position
+    # ids at a time and see which pairs' angles change.
+    gen = torch.Generator().manual_seed(1)
+    pos = torch.randint(0, 40, (3, 10), generator=gen)
+    base = _pair_angles(model, pos)
+    axes = torch.full((entry.rotary_dim // 2,), -1)
+    for row in range(3):
+        moved = pos.clone()
+        moved[row] += torch.randint(1, 5, (10,), generator=gen)
+        changed = (_pair_angles(model, moved) - base).abs().amax(dim=0) > 1e-6
+        assert bool((axes[changed] == -1).all())  # each pair reads one row only
+        axes[changed] = row
+    assert entry.mrope_axes is not None
+    assert axes.tolist() == entry.mrope_axes.tolist()
+    # and the whole table: the plan's angles are the model's (cos, sin)
+    cos, sin = model.rotary_emb(torch.zeros(1, 10, 8), pos[:, None, :])
+    from posenc_lib.multimodal import mrope_cos_sin
+
+    mine = mrope_cos_sin(pos, entry.inv_freq, section, interleaved=interleaved)
+    torch.testing.assert_close(cos[0], mine[0], rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(sin[0], mine[1], rtol=1e-4, atol=1e-4)
+    # the wrapper config (model_type qwen2_vl …) reads its text_config to the same plan
+    wrapper = _config(model_type, {"text_config": MROPE_TINY[model_type][0]})
+    assert [e.describe() for e in position_plan(wrapper)] == [e.describe() for e in plan]
+
+
+def test_mrope_rotate_and_defaults() -> None:
+    """Defaults when the config has no section; text rows reduce to 1-D RoPE; the table line."""
+    qwen2 = position_plan(transformers.Qwen2VLConfig())[0]
+    qwen25 = position_plan(transformers.Qwen2_5_VLConfig())[0]
+    assert (qwen25.mrope_section, qwen25.mrope_interleaved, qwen25.base) == (
+        (16, 24, 24), False, 1e6)
+    qwen3 = position_plan(transformers.Qwen3VLConfig())[0]
+    assert (qwen2.mrope_section, qwen2.mrope_interleaved, qwen2.base) == ((16, 24, 24), False, 1e6)
+    assert (qwen3.mrope_section, qwen3.mrope_interleaved, qwen3.base) == ((24, 20, 20), True, 5e5)
+    assert qwen2.mrope_axis_string == "t" * 16 + "h" * 24 + "w" * 24
+    assert qwen3.mrope_axis_string == "thw" * 20 + "tttt"
+    assert "M-RoPE (t,h,w sections 16/24/24, contiguous)" in format_plan([qwen2])
+    assert "M-RoPE (t,h,w sections 24/20/20, interleaved)" in format_plan([qwen3])
+    # a transformers 4 config.json: rope_scaling type "mrope" means plain frequencies
+    old = position_plan({"model_type": "qwen2_vl", "num_hidden_layers": 1, "hidden_size": 64,
+                         "num_attention_heads": 4,
+                         "rope_scaling": {"type": "mrope", "mrope_section": [2, 3, 3]}})[0]
+    assert (old.rope_type, old.mrope_section, old.base) == ("default", (2, 3, 3), 1e6)
+    x = torch.randn(5, 16, dtype=torch.float64)
+    text = torch.arange(5)
+    torch.testing.assert_close(old.rotate(x, text.expand(3, 5)), old.rotate(x, text))
+    grid = torch.stack([text, text.flip(0), text % 2])
+    assert not torch.allclose(old.rotate(x, grid), old.rotate(x, text))
+    with pytest.raises(ValueError, match="mrope_section"):
+        dataclasses.replace(old, mrope_section=(4, 2, 1))
+    with pytest.raises(ValueError, match="convention"):
+        dataclasses.replace(old, convention="interleaved")
+
+
+@pytest.mark.parametrize("model_type", sorted(MROPE_TINY))
+def test_mrope_plan_reproduces_what_each_layer_does_to_q_and_k(model_type: str) -> None:
+    """Move the (t, h, w) ids of a random sequence: each layer's q and k turn as the plan says."""
+    config, model = _mrope_tiny(model_type)
+    plan = position_plan(config)
+    gen = torch.Generator().manual_seed(2)
+    seq = 12
+    pos = torch.randint(0, 30, (3, seq), generator=gen)
+    ids = torch.arange(seq)[None] + 1
+
+    def run(p: torch.Tensor) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+        CAPTURED.clear()
+        MASKS.clear()
+        with torch.no_grad():
+            model(input_ids=ids, position_ids=p[:, None, :], attention_mask=torch.ones_like(ids),
+                  use_cache=False)
+        return {layer: (q, k) for layer, q, k, _ in CAPTURED}
+
+    base = run(pos)
+    # One move per axis, the same for every token: relative ids, hence the hidden states feeding
+    # later layers, do not change, and only the rotation differs (a different move on each axis).
+    shift = torch.tensor([[7], [19], [31]]).expand(3, seq)
+    moved = run(pos + shift)
+    assert sorted(base) == [e.layer for e in plan]
+    for entry in plan:
+        (q0, k0), (q1, k1) = base[entry.layer], moved[entry.layer]
+        torch.testing.assert_close(q1, entry.rotate(q0, shift), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(k1, entry.rotate(k0, shift), rtol=1e-4, atol=1e-4)
+        # teeth: 1-D RoPE by the time ids, and the other layout where the section allows it,
+        # get it wrong
+        assert not torch.allclose(q1, entry.rotate(q0, shift[0]), atol=1e-3)
+        if entry.mrope_section != (2, 3, 3):  # [2, 3, 3] cannot be dealt out t, h, w, t, …
+            other = dataclasses.replace(entry, mrope_interleaved=not entry.mrope_interleaved)
+            assert not torch.allclose(q1, other.rotate(q0, shift), atol=1e-3)

@@ -1,9 +1,10 @@
 """The position inspector: what each attention layer of a real model does with position.
 
 :func:`position_plan` reads a transformers config (object or ``config.json`` dict) and returns one
-:class:`LayerPosition` per layer: RoPE, NoPE or ALiBi, the inverse frequencies and where they
-apply, the cos/sin attention factor, a position-dependent query scale, the sliding window or
-attention chunk. :func:`format_plan` prints it with layer ranges collapsed, as
+:class:`LayerPosition` per layer: RoPE (M-RoPE for the Qwen-VL language models, with the axis
+each frequency pair reads), NoPE or ALiBi, the inverse frequencies and where they apply, the
+cos/sin attention factor, a position-dependent query scale, the sliding window or attention chunk.
+:func:`format_plan` prints it with layer ranges collapsed, as
 ``python -m posenc_lib plan CONFIG.json`` does. Every supported ``model_type`` is checked against a
 tiny random model of its own transformers class in ``tests/test_architectures.py``.
 """

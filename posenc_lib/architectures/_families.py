@@ -45,6 +45,9 @@ class _Family:
     window_types: tuple[str, ...] | None = ("sliding_attention",)
     nested: bool = False  # v5 rope_parameters nested per layer type
     alibi: bool = False
+    # M-RoPE (Qwen-VL language models): the section when the config omits it, and the layout
+    mrope_section: tuple[int, int, int] | None = None
+    mrope_interleaved: bool = False
 
 
 def _pattern(name: str, default: int, sliding_first: bool = True) -> Callable[
@@ -134,12 +137,22 @@ _FAMILIES: dict[str, _Family] = {
     "gpt_oss": _Family(layer_types=_pattern("sliding_window_pattern", 2)),
     "deepseek_v2": _Family(window_types=()),
     "deepseek_v3": _Family(window_types=()),
+    # M-RoPE: Qwen2-VL and Qwen2.5-VL split the pairs into contiguous t/h/w blocks (default
+    # [16, 24, 24]); Qwen3-VL's rotary class interleaves them whatever the config says
+    # (mrope_interleaved is ignored), default [24, 20, 20].
+    "qwen2_vl_text": _Family(theta=1e6, layer_types=_qwen_types, mrope_section=(16, 24, 24)),
+    "qwen2_5_vl_text": _Family(theta=1e6, layer_types=_qwen_types, mrope_section=(16, 24, 24)),
+    "qwen3_vl_text": _Family(theta=5e5, window_types=(), mrope_section=(24, 20, 20),
+                             mrope_interleaved=True),
     "bloom": _Family(alibi=True, window_types=()),
     "mpt": _Family(alibi=True, window_types=()),
 }
 
 # Multimodal wrappers whose text model is a supported type.
-_TEXT_TYPES = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text"}
+_TEXT_TYPES = {
+    "gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text",
+    "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "qwen3_vl": "qwen3_vl_text",
+}
 
 #: The ``model_type`` values :func:`position_plan` reads.
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted({*_FAMILIES, *_TEXT_TYPES}))
@@ -202,6 +215,8 @@ def _rope_block(cfg: dict[str, Any], family: _Family, layer_type: str) -> dict[s
             params = {"rope_type": "default", "rope_theta": theta}
     if "rope_type" not in params:
         params["rope_type"] = params.get("type", "default")
+    if params["rope_type"] == "mrope":  # transformers 4 Qwen-VL configs: plain RoPE frequencies
+        params["rope_type"] = "default"
     if "rope_theta" not in params:
         params["rope_theta"] = _first(cfg, "rope_theta", "rotary_emb_base", default=family.theta)
     if "partial_rotary_factor" not in params:
@@ -341,7 +356,9 @@ def position_plan(config: object, *, seq_len: int | None = None) -> list[LayerPo
         return _alibi_plan(cfg, model_type, n, layer_types)
     head_dim = _head_dim(cfg)
     window = cfg.get("sliding_window")
-    if model_type in ("qwen2", "qwen3", "smollm3") and not cfg.get("use_sliding_window"):
+    if model_type in ("qwen2", "qwen3", "smollm3", "qwen2_vl_text", "qwen2_5_vl_text") and (
+        not cfg.get("use_sliding_window")
+    ):
         window = None
     plan: list[LayerPosition] = []
     cache: dict[str, dict[str, Any]] = {}
@@ -392,6 +409,10 @@ def position_plan(config: object, *, seq_len: int | None = None) -> list[LayerPo
             cache[key] = _rope_entry_fields(
                 {**cfg, "head_dim": layer_head_dim}, family, layer_type, layer_head_dim, seq_len,
             )
+        if family.mrope_section is not None:
+            section = params.get("mrope_section") or family.mrope_section
+            entry["mrope_section"] = tuple(int(s) for s in section)
+            entry["mrope_interleaved"] = family.mrope_interleaved
         plan.append(LayerPosition(
             kind="rope", convention=family.convention, **entry, **cache[key]
         ))

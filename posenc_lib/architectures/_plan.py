@@ -21,6 +21,7 @@ from .._validation import (
     check_positions,
     check_size,
 )
+from ..multimodal import MROPE_AXES, apply_mrope, mrope_axis_map
 from ..rope import CONVENTIONS, apply_rope_complex, apply_rope_half, apply_rope_interleaved
 
 __all__ = ["KINDS", "LayerPosition", "QueryScale", "proportional_inv_freq"]
@@ -151,6 +152,12 @@ class LayerPosition:
         Learned per-head sink logits join the softmax (gpt-oss).
     alibi_slopes : torch.Tensor or None
         Per-head ALiBi slopes, float64.
+    mrope_section : tuple of int or None
+        M-RoPE (Qwen2-VL, Qwen2.5-VL, Qwen3-VL): frequency pairs per axis ``(s_t, s_h, s_w)``,
+        summing to ``rotary_dim // 2``; None for 1-D RoPE. :attr:`mrope_axes` says which
+        position id (t, h, w) each pair reads.
+    mrope_interleaved : bool
+        MRoPE-I (Qwen3-VL): the axes take turns pair by pair instead of contiguous blocks.
     """
 
     layer: int
@@ -170,6 +177,8 @@ class LayerPosition:
     chunk: int | None = None
     sinks: bool = False
     alibi_slopes: torch.Tensor | None = None
+    mrope_section: tuple[int, int, int] | None = None
+    mrope_interleaved: bool = False
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", KINDS)
@@ -180,6 +189,34 @@ class LayerPosition:
                     f"a rope layer needs inv_freq of shape ({self.rotary_dim // 2},), "
                     f"got {None if self.inv_freq is None else tuple(self.inv_freq.shape)}"
                 )
+        if self.mrope_section is not None:
+            if self.kind != "rope" or self.convention != "half":
+                raise ValueError(
+                    "mrope_section needs kind = 'rope' and convention = 'half' (the Qwen-VL "
+                    f"layout), got kind = {self.kind!r}, convention = {self.convention!r}"
+                )
+            axes = mrope_axis_map(self.mrope_section, interleaved=self.mrope_interleaved)
+            if axes.shape[0] != self.rotary_dim // 2:
+                raise ValueError(
+                    f"sum(mrope_section) must equal rotary_dim // 2 = {self.rotary_dim // 2}, "
+                    f"got {list(self.mrope_section)}"
+                )
+
+    @property
+    def mrope_axes(self) -> torch.Tensor | None:
+        """Which position id each frequency pair reads (0 = t, 1 = h, 2 = w); None if 1-D.
+
+        Shape ``(rotary_dim // 2,)``, int64 (:func:`posenc_lib.multimodal.mrope_axis_map`).
+        """
+        if self.mrope_section is None:
+            return None
+        return mrope_axis_map(self.mrope_section, interleaved=self.mrope_interleaved)
+
+    @property
+    def mrope_axis_string(self) -> str | None:
+        """:attr:`mrope_axes` as letters, e.g. ``"tttthhhhhhwwwwww"``; None if 1-D."""
+        axes = self.mrope_axes
+        return None if axes is None else "".join(MROPE_AXES[int(a)] for a in axes)
 
     @property
     def rotated_pairs(self) -> int:
@@ -198,7 +235,8 @@ class LayerPosition:
         x : torch.Tensor
             Shape ``(..., seq, head_dim)``, floating point.
         positions : torch.Tensor, optional
-            Shape ``(seq,)``; default ``arange(seq)``.
+            Shape ``(seq,)``; default ``arange(seq)``. An M-RoPE layer also takes ``(3, seq)``
+            (t, h, w ids; one row is text, where M-RoPE is 1-D RoPE).
 
         Returns
         -------
@@ -215,7 +253,13 @@ class LayerPosition:
             return x
         assert self.inv_freq is not None and self.convention is not None
         lo, hi = self.rotary_offset, self.rotary_offset + self.rotary_dim
-        block = _APPLY[self.convention](x[..., lo:hi], positions, inv_freq=self.inv_freq)
+        if self.mrope_section is not None and isinstance(positions, torch.Tensor) and (
+            positions.ndim == 2
+        ):
+            block = apply_mrope(x[..., lo:hi], positions, self.mrope_section,
+                                inv_freq=self.inv_freq, interleaved=self.mrope_interleaved)
+        else:
+            block = _APPLY[self.convention](x[..., lo:hi], positions, inv_freq=self.inv_freq)
         block = block * self.attention_factor
         return torch.cat((x[..., :lo], block, x[..., hi:]), dim=-1)
 
@@ -262,6 +306,10 @@ class LayerPosition:
                 parts.append(f"{self.rotated_pairs} of {self.rotary_dim // 2} pairs turn")
             elif self.rotary_dim != self.head_dim:
                 parts.append(f"rotary {self.rotary_dim} of {self.head_dim}")
+            if self.mrope_section is not None:
+                layout = "interleaved" if self.mrope_interleaved else "contiguous"
+                sections = "/".join(str(s) for s in self.mrope_section)
+                parts.append(f"M-RoPE (t,h,w sections {sections}, {layout})")
             parts.append(f"{self.convention}")
             if not math.isclose(self.attention_factor, 1.0):
                 parts.append(f"cos/sin × {self.attention_factor:.4g}")
