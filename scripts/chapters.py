@@ -46,9 +46,7 @@ def library_version() -> str:
 
 # What a chapter imports beyond the standard library, and the oldest major version it needs:
 # the `book` extra of pyproject.toml installs them (transformers 5: chapters 5-8 use its v5 API).
-BOOK_MODULES = {
-    "posenc_lib": 0, "torch": 0, "numpy": 0, "plotly": 6, "anywidget": 0, "transformers": 5
-}
+BOOK_MODULES = {"posenc_lib": 0, "torch": 0, "plotly": 6, "anywidget": 0, "transformers": 5}
 
 
 def library_requirement(url: str | None = None, ref: str | None = None) -> str:
