@@ -216,7 +216,7 @@ def granularity_figure(
     return _style(fig, title, height=560)
 
 
-_SPIRAL_POINTS = 512  # samples per spiral: keeps the page small
+_SPIRAL_POINTS = 384  # samples per spiral: keeps the page small (chapter 8 within 4 MB)
 
 
 def _spiral_spectra(dim: int, base: float, factor: float, abf_base: float
@@ -234,7 +234,7 @@ def _spiral_grid(pair: int, dim: int, base: float, factor: float, abf_base: floa
 
     A sample every ``step`` positions turns the fastest of the three spectra by at most π/8, so
     the drawn curve is the spiral and not a moiré of it; fast pairs are then drawn over the first
-    ``512·step`` positions only (they repeat the same circle anyway).
+    ``384·step`` positions only (they repeat the same circle anyway).
     """
     fastest = max(float(t[pair]) for t in _spiral_spectra(dim, base, factor, abf_base).values())
     step = max(1, min(length // _SPIRAL_POINTS, math.floor(math.pi / 8 / fastest)))
@@ -280,7 +280,7 @@ def pair_spiral_figure(
 
     This is the book's own picture, not the helices of LLaMA 2 Long's Figure 8. Positions are
     sampled finely enough that no pair aliases (at most π/8 per sample); fast pairs are drawn
-    over their first 512 samples.
+    over their first 384 samples.
 
     Parameters
     ----------
@@ -293,7 +293,7 @@ def pair_spiral_figure(
     abf_base : float
         ABF's base.
     length : int
-        Last position drawn (16 … 131 072); about 256 points per spiral.
+        Last position drawn (16 … 131 072); at most 385 points per spiral.
     sliders : bool
         Add a slider over the pair index.
 
