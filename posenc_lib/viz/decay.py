@@ -14,7 +14,7 @@ bound is in another unit: it is divided by its own value at ``r = 0`` to compare
 is not a bound on the other two curves (the absolute bound for unit vectors is far above them).
 
 Up to :data:`MAX_DISTANCE_WITH_SLIDERS` (512) every distance is drawn on a linear axis; beyond it
-the figure samples about 200 distances evenly on a logarithmic axis from 1 to ``max_distance``
+the figure samples about 150 distances evenly on a logarithmic axis from 1 to ``max_distance``
 (8192 at most), so that a figure reaching thousands of tokens stays small.
 """
 
@@ -42,7 +42,7 @@ DECAY_CURVES: tuple[str, ...] = ("bound", "similarity", "spread")
 # it writes about 0.7 MB of JSON.
 MAX_DISTANCE_WITH_SLIDERS = 512
 _MAX_DISTANCE = 8192
-_LOG_POINTS = 200
+_LOG_POINTS = 150
 _MAX_SAMPLES = 512
 _DASHES = {"bound": "solid", "similarity": "dash", "spread": "dot"}
 
@@ -93,7 +93,7 @@ def _decay_state(
 
 
 def _distances(max_distance: int) -> np.ndarray:
-    """Every distance up to 512; beyond, ~200 distances evenly spaced on a log axis from 1."""
+    """Every distance up to 512; beyond, ~150 distances evenly spaced on a log axis from 1."""
     if max_distance <= MAX_DISTANCE_WITH_SLIDERS:
         return np.arange(max_distance + 1)
     return np.unique(np.round(np.geomspace(1, max_distance, _LOG_POINTS)).astype(np.int64))
