@@ -237,7 +237,8 @@ def _spiral_grid(pair: int, dim: int, base: float, factor: float, abf_base: floa
     ``384·step`` positions only (they repeat the same circle anyway).
     """
     fastest = max(float(t[pair]) for t in _spiral_spectra(dim, base, factor, abf_base).values())
-    step = max(1, min(length // _SPIRAL_POINTS, math.floor(math.pi / 8 / fastest)))
+    # ceil: the slowest pairs' samples reach the last position.
+    step = max(1, min(math.ceil(length / _SPIRAL_POINTS), math.floor(math.pi / 8 / fastest)))
     return step, min(length, _SPIRAL_POINTS * step)
 
 
