@@ -10,6 +10,8 @@
 - Each figure's JSON (written into the page by ``posenc_lib/display.py``) is moved out of the page
   into ``_figures/<id>.js``, which ``figures.js`` loads when the figure nears the viewport: the
   page's HTML carries only its text, and figures below the fold cost nothing until scrolled to.
+- A page's ".ipynb" download is the chapter's committed reader notebook (``make sync``), the one
+  the launch buttons open, not the executed notebook with raw MyST and figure placeholders.
 - The theme's ``fontawesome.js`` (1.5 MB, swaps icons for SVG) is emptied: the theme's stylesheet
   already draws the same icons with Font Awesome's web fonts. Its ``<script>`` tag is written by
   the theme's template macros, not the page context, so the file is replaced after the build.
@@ -35,6 +37,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -86,6 +89,22 @@ def _drop_search_scripts(app: Sphinx, exc: Exception | None) -> None:
         lean = SEARCH_TAGS.sub("", text)
         if lean != text:
             page.write_text(lean, encoding="utf-8")
+
+
+def _download_the_reader_notebooks(app: Sphinx, exc: Exception | None) -> None:
+    """The page's ".ipynb" download is the chapter's reader notebook, as the launch buttons open.
+
+    Sphinx copies the *executed* notebook there: raw MyST in its markdown, and figures that are
+    the static page's placeholders, blank anywhere but the book. The committed twin next to each
+    chapter (``make sync``) reads as the book does and draws its figures when run.
+    """
+    if exc is not None or app.builder.format != "html":
+        return
+    sources = Path(app.outdir) / "_sources"
+    for download in sources.rglob("*.ipynb"):
+        twin = Path(app.srcdir) / download.relative_to(sources)
+        if twin.is_file():
+            shutil.copyfile(twin, download)
 
 
 def _empty_fontawesome(app: Sphinx, exc: Exception | None) -> None:
@@ -177,5 +196,6 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("config-inited", _load_mathjax_in_parts)
     app.connect("build-finished", _drop_search_scripts)
     app.connect("build-finished", _empty_fontawesome)
+    app.connect("build-finished", _download_the_reader_notebooks)
     app.connect("html-page-context", _drop_unused, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}

@@ -144,6 +144,18 @@ def test_launch_buttons_open_the_paired_notebook() -> None:
     assert re.search(r"mybinder\.org/v2/gh/[^\"']+chapters/preface\.ipynb", html)
 
 
+def test_the_ipynb_download_is_the_reader_notebook() -> None:
+    # The page's download button serves the committed twin (readable markdown, figures that draw
+    # when run), not the executed notebook (raw MyST, the static page's figure placeholders).
+    twins = sorted((ROOT / "chapters").rglob("*.ipynb"))
+    assert twins
+    for twin in twins:
+        download = HTML / "_sources" / twin.relative_to(ROOT)
+        assert download.is_file(), download
+        assert download.read_bytes() == twin.read_bytes(), download
+        assert "{cite:p}" not in download.read_text(encoding="utf-8"), download
+
+
 def test_every_executed_chapter_is_in_the_execution_cache() -> None:
     # A re-build with nothing changed reuses these instead of executing the chapters again.
     import sys
