@@ -40,15 +40,18 @@ from posenc_lib.architectures import (  # noqa: E402
     position_plan,
     proportional_inv_freq,
 )
+from posenc_lib.architectures.hf_check import TINY_CONFIGS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 _BASE = dict(vocab_size=97, hidden_size=64, intermediate_size=64, num_attention_heads=4,
              num_key_value_heads=2, max_position_embeddings=512)
-_MOE = dict(num_local_experts=2, num_experts_per_tok=1)
 
-# model_type -> config kwargs of a tiny model that still shows the family's layer mix.
+# model_type -> config kwargs of a tiny model that still shows the family's layer mix: the
+# library's own table (posenc_lib.architectures.hf_check) plus the older families, and Llama with
+# its llama3 scaling rather than the default.
 TINY: dict[str, dict[str, Any]] = {
+    **TINY_CONFIGS,
     "llama": {**_BASE, "num_hidden_layers": 2,
               "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
                                   "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -60,52 +63,12 @@ TINY: dict[str, dict[str, Any]] = {
                                   "original_max_position_embeddings": 128}},
     "qwen3": {**_BASE, "num_hidden_layers": 2, "head_dim": 16,
               "rope_parameters": {"rope_type": "default", "rope_theta": 5e6}},
-    "phi3": {**_BASE, "num_hidden_layers": 2, "original_max_position_embeddings": 64,
-             "pad_token_id": 0,
-             "rope_parameters": {"rope_type": "longrope", "rope_theta": 10000.0,
-                                 "partial_rotary_factor": 0.75,
-                                 "short_factor": [1.0 + 0.1 * i for i in range(6)],
-                                 "long_factor": [2.0 + i for i in range(6)]}},
-    "gpt_neox": {**_BASE, "num_hidden_layers": 2},
     "gptj": {"vocab_size": 97, "n_embd": 64, "n_head": 2, "n_layer": 2, "rotary_dim": 8,
              "n_positions": 512},
-    "glm": {**_BASE, "num_hidden_layers": 2, "head_dim": 16, "pad_token_id": 0},
     "cohere": {**_BASE, "num_hidden_layers": 2, "pad_token_id": 0},
     "olmo2": {**_BASE, "num_hidden_layers": 2},
     "gemma2": {**_BASE, "num_hidden_layers": 4, "head_dim": 16, "sliding_window": 8,
                "query_pre_attn_scalar": 16},
-    "gemma3_text": {**_BASE, "num_hidden_layers": 6, "head_dim": 16, "sliding_window": 8,
-                    "query_pre_attn_scalar": 16,
-                    "rope_parameters": {
-                        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
-                        "full_attention": {"rope_type": "linear", "rope_theta": 1e6,
-                                           "factor": 8.0}}},
-    "gemma4_text": {**_BASE, "num_hidden_layers": 6, "head_dim": 16, "global_head_dim": 32,
-                    "sliding_window": 8, "hidden_size_per_layer_input": 8,
-                    "vocab_size_per_layer_input": 97},
-    "cohere2": {**_BASE, "num_hidden_layers": 4, "head_dim": 16, "sliding_window": 8,
-                "pad_token_id": 0},
-    "llama4_text": {**_BASE, **_MOE, "num_hidden_layers": 4, "head_dim": 16,
-                    "intermediate_size_mlp": 64, "attention_chunk_size": 8, "floor_scale": 4,
-                    "attn_scale": 0.1, "pad_token_id": 0},
-    "smollm3": {**_BASE, "num_hidden_layers": 4, "pad_token_id": 0},
-    "olmo3": {**_BASE, "num_hidden_layers": 4, "sliding_window": 8,
-              "rope_parameters": {
-                  "sliding_attention": {"rope_type": "default", "rope_theta": 500000.0},
-                  "full_attention": {"rope_type": "yarn", "rope_theta": 500000.0, "factor": 8.0,
-                                     "original_max_position_embeddings": 64,
-                                     "attention_factor": 1.2079}}},
-    "gpt_oss": {**_BASE, **_MOE, "num_hidden_layers": 2, "head_dim": 16, "sliding_window": 8},
-    "deepseek_v3": {**_BASE, "num_hidden_layers": 2, "moe_intermediate_size": 32,
-                    "n_routed_experts": 2, "num_experts_per_tok": 1, "n_group": 1,
-                    "topk_group": 1, "first_k_dense_replace": 1, "kv_lora_rank": 16,
-                    "q_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
-                    "v_head_dim": 16, "num_key_value_heads": 4,
-                    "rope_parameters": {"rope_type": "yarn", "rope_theta": 10000.0,
-                                        "factor": 40.0, "original_max_position_embeddings": 64,
-                                        "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0,
-                                        "mscale_all_dim": 1.0}},
-    "ministral3": {**_BASE, "num_hidden_layers": 2, "head_dim": 16},
     "deepseek_v2": {**_BASE, "num_hidden_layers": 2, "moe_intermediate_size": 32,
                     "n_routed_experts": 2, "num_experts_per_tok": 1, "n_group": 1,
                     "topk_group": 1, "first_k_dense_replace": 1, "kv_lora_rank": 16,
@@ -116,9 +79,6 @@ TINY: dict[str, dict[str, Any]] = {
                                         "mscale": 0.707, "mscale_all_dim": 0.707}},
     "glm4": {**_BASE, "num_hidden_layers": 2, "head_dim": 16, "pad_token_id": 0},
     "gemma": {**_BASE, "num_hidden_layers": 2, "head_dim": 16},
-    "glm4_moe": {**_BASE, "num_hidden_layers": 2, "head_dim": 16, "first_k_dense_replace": 1,
-                 "n_routed_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
-                 "n_group": 1, "topk_group": 1, "pad_token_id": 0},
 }
 ALIBI_TINY: dict[str, dict[str, Any]] = {
     "bloom": {"vocab_size": 97, "hidden_size": 48, "n_head": 6, "n_layer": 2},
