@@ -23,7 +23,7 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _plain(value: Any) -> int | float | str:
-    """``value`` as a Python ``int``, ``float`` or ``str``; a one-element array/tensor is unwrapped."""
+    """``value`` as a Python int, float or str; a one-element array or tensor is unwrapped."""
     if isinstance(value, bool):
         raise TypeError("value must be a number or a string, not a bool (glue a str instead)")
     if isinstance(value, str):
