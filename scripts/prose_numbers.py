@@ -257,9 +257,10 @@ class Allowed:
                 and self.near in hit.sentence)
 
 
-def _read_toml(text: str) -> dict[str, list[dict[str, str]]]:
-    """The allowlist's TOML: arrays of tables (``[[allowed]]``) of ``key = "string"`` lines, and
-    comments. (``tomllib`` is Python 3.11+; the book supports 3.10.)"""
+def read_toml(text: str) -> dict[str, list[dict[str, str]]]:
+    """The allowlists' TOML: arrays of tables (``[[allowed]]``) of ``key = "string"`` (or
+    ``key = 'literal'``) lines, and comments. (``tomllib`` is Python 3.11+; the book supports
+    3.10.)"""
     data: dict[str, list[dict[str, str]]] = {}
     current: dict[str, str] | None = None
     for number, raw in enumerate(text.splitlines(), 1):
@@ -267,12 +268,13 @@ def _read_toml(text: str) -> dict[str, list[dict[str, str]]]:
         if not line or line.startswith("#"):
             continue
         table = re.fullmatch(r"\[\[(\w+)\]\]", line)
-        pair = re.fullmatch(r'(\w+)\s*=\s*("(?:[^"\\]|\\.)*")\s*(?:#.*)?', line)
+        pair = re.fullmatch(r'(\w+)\s*=\s*("(?:[^"\\]|\\.)*"|\'[^\']*\')\s*(?:#.*)?', line)
         if table:
             current = {}
             data.setdefault(table.group(1), []).append(current)
         elif pair and current is not None:
-            current[pair.group(1)] = json.loads(pair.group(2))
+            value = pair.group(2)
+            current[pair.group(1)] = value[1:-1] if value[0] == "'" else json.loads(value)
         else:
             raise ValueError(f"allowlist line {number}: expected [[table]] or key = \"string\"")
     return data
@@ -280,7 +282,7 @@ def _read_toml(text: str) -> dict[str, list[dict[str, str]]]:
 
 def read_allowlist(path: Path = ALLOWLIST) -> list[Allowed]:
     """The entries of the allowlist: ``[[allowed]]`` (with a reason) and ``[[pending]]``."""
-    data = _read_toml(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data = read_toml(path.read_text(encoding="utf-8")) if path.exists() else {}
     entries = []
     for kind in ("allowed", "pending"):
         for item in data.get(kind, []):
