@@ -28,7 +28,7 @@ def check_label(source: str) -> str | None:
     lines = source.lstrip("\n").splitlines()
     if not lines or not lines[0].startswith(MARKER):
         return None
-    words = [lines[0][len(MARKER):].strip()]
+    words = [lines[0][len(MARKER) :].strip()]
     for line in lines[1:]:
         if not line.startswith("#") or line.startswith(MARKER):
             break

@@ -62,8 +62,9 @@ class Allowed:
     pending: bool = False
 
     def covers(self, hit: Hit) -> bool:
-        return (hit.chapter == self.chapter and hit.rule == self.rule
-                and self.match in (hit.match, ""))
+        return (
+            hit.chapter == self.chapter and hit.rule == self.rule and self.match in (hit.match, "")
+        )
 
 
 def read_rules(path: Path = RULES) -> list[Rule]:
@@ -81,17 +82,31 @@ def read_allowlist(path: Path = ALLOWLIST, rules: list[Rule] | None = None) -> l
     entries = []
     for kind in ("allowed", "pending"):
         for item in data.get(kind, []):
-            if not {"chapter", "rule"} <= set(item) or set(item) - {"chapter", "rule", "match",
-                                                                     "reason"}:
-                raise ValueError(f"{path.name}: a [[{kind}]] entry has chapter, rule and "
-                                 f"optionally match, reason; got {sorted(item)}")
+            if not {"chapter", "rule"} <= set(item) or set(item) - {
+                "chapter",
+                "rule",
+                "match",
+                "reason",
+            }:
+                raise ValueError(
+                    f"{path.name}: a [[{kind}]] entry has chapter, rule and "
+                    f"optionally match, reason; got {sorted(item)}"
+                )
             if item["rule"] not in known:
                 raise ValueError(f"{path.name}: unknown rule {item['rule']!r}")
             if kind == "allowed" and not item.get("reason"):
-                raise ValueError(f"{path.name}: [[allowed]] {item['chapter']} {item['rule']} "
-                                 "has no reason")
-            entries.append(Allowed(item["chapter"], item["rule"], item.get("match", ""),
-                                   item.get("reason", ""), kind == "pending"))
+                raise ValueError(
+                    f"{path.name}: [[allowed]] {item['chapter']} {item['rule']} has no reason"
+                )
+            entries.append(
+                Allowed(
+                    item["chapter"],
+                    item["rule"],
+                    item.get("match", ""),
+                    item.get("reason", ""),
+                    kind == "pending",
+                )
+            )
     return entries
 
 
@@ -133,8 +148,15 @@ def chapter_hits(md: Path, rules: list[Rule] | None = None, root: Path = ROOT) -
             for rule in rules:
                 for match in rule.pattern.finditer(math.strip()):
                     text = match.group(0).strip() or math.strip()
-                    hits.append(Hit(name, rule.id, text, offset + line + 1,
-                                    re.sub(r"\s+", " ", math.strip())[:100]))
+                    hits.append(
+                        Hit(
+                            name,
+                            rule.id,
+                            text,
+                            offset + line + 1,
+                            re.sub(r"\s+", " ", math.strip())[:100],
+                        )
+                    )
     return hits
 
 
@@ -145,9 +167,11 @@ def pending_toml(hits: list[Hit]) -> str:
         if (hit.chapter, hit.rule, hit.match) in seen:
             continue
         seen.add((hit.chapter, hit.rule, hit.match))
-        out.append(f'[[pending]]\nchapter = "{hit.chapter}"\nrule = "{hit.rule}"\n'
-                   f"match = {json.dumps(hit.match, ensure_ascii=False)}\n"
-                   f"# line {hit.line}: ${hit.math}$\n")
+        out.append(
+            f'[[pending]]\nchapter = "{hit.chapter}"\nrule = "{hit.rule}"\n'
+            f"match = {json.dumps(hit.match, ensure_ascii=False)}\n"
+            f"# line {hit.line}: ${hit.math}$\n"
+        )
     return "\n".join(out)
 
 
@@ -162,10 +186,14 @@ def write_pending(hits: list[Hit], path: Path = ALLOWLIST) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("chapters", nargs="*", type=Path,
-                        help="chapter .md files (default: every chapter)")
-    parser.add_argument("--write-pending", action="store_true",
-                        help="rewrite the pending section of tests/notation_allowlist.toml")
+    parser.add_argument(
+        "chapters", nargs="*", type=Path, help="chapter .md files (default: every chapter)"
+    )
+    parser.add_argument(
+        "--write-pending",
+        action="store_true",
+        help="rewrite the pending section of tests/notation_allowlist.toml",
+    )
     args = parser.parse_args(argv)
     from chapters import notebook_chapters
 
@@ -180,9 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     reasons = {rule.id: rule.reason for rule in rules}
     for hit in hits:
         print(f"{hit.chapter}:{hit.line}: [{hit.rule}] {hit.match!r} in ${hit.math}$")
-    print(f"{len(hits)} symbols outside the notation; rules: "
-          + "; ".join(f"{k}: {v}" for k, v in reasons.items() if any(h.rule == k for h in hits)),
-          file=sys.stderr)
+    print(
+        f"{len(hits)} symbols outside the notation; rules: "
+        + "; ".join(f"{k}: {v}" for k, v in reasons.items() if any(h.rule == k for h in hits)),
+        file=sys.stderr,
+    )
     return 0
 
 

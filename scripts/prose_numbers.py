@@ -38,8 +38,18 @@ ROOT = Path(__file__).resolve().parent.parent
 
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 DIRECTIVE = re.compile(r"^(?P<fence>:{3,}|`{3,})\{(?P<name>[\w:-]+)\}(?P<arg>.*)$")
-NOT_PROSE_DIRECTIVES = {"math", "code-block", "code", "sourcecode", "code-cell", "raw", "csv-table",
-                        "literalinclude", "image", "figure"}
+NOT_PROSE_DIRECTIVES = {
+    "math",
+    "code-block",
+    "code",
+    "sourcecode",
+    "code-cell",
+    "raw",
+    "csv-table",
+    "literalinclude",
+    "image",
+    "figure",
+}
 OPTION = re.compile(r"^:[\w-]+:.*$")
 LABEL = re.compile(r"^\([^()\s]+\)=\s*$")
 DISPLAY_MATH = re.compile(r"\$\$.*?\$\$(?:\s*\([^()\s]+\))?", re.S)
@@ -74,14 +84,17 @@ NAMED = re.compile(
 
 
 # "about 48 000", "≈ 287": a rounded computation.
-ROUNDED = re.compile(r"(?:\b(?:about|approximately|roughly|nearly|almost|around)|~|≈|\\approx|"
-                     r"\\simeq)\s*$")
+ROUNDED = re.compile(
+    r"(?:\b(?:about|approximately|roughly|nearly|almost|around)|~|≈|\\approx|"
+    r"\\simeq)\s*$"
+)
 # In math, only a result is a hit: the number after \approx (or a decimal after =) that ends the
 # relation, as in $r \approx 287$ or $\mathrm{Si}(1/4)/\ln b = 0.0271$; $b = 10\,000$ defines.
 MATH_RESULT = re.compile(
     r"(?P<relation>\\approx|\\simeq|≈|=)\s*(?P<number>\d{1,3}(?:\\,\d{3})+|\d+(?:\.\d+)?)"
     r"(?P<percent>\s*\\?%)?"  # then the relation ends (a unit in \text may follow):
-    r"(?=(?:\\[,;!])?\s*(?:\$|,|;|\.|\\q?quad|\\text|\\mathrm|\)|\\\\|$))")
+    r"(?=(?:\\[,;!])?\s*(?:\$|,|;|\.|\\q?quad|\\text|\\mathrm|\)|\\\\|$))"
+)
 
 
 @dataclass(frozen=True)
@@ -160,11 +173,13 @@ def _sentences(text: str) -> list[tuple[int, str]]:
     ``\\n``, with the offset where each starts."""
     pieces: list[tuple[int, str]] = []
     start = 0
-    boundary = re.compile(r"(?<=[.!?:;])\s+(?=[\"“(*_]*[A-Z0-9$`{\[])"  # a sentence ends
-                          r"|\n\s*\n"  # a paragraph ends
-                          r"|\n(?=\s*(?:[|#>]|[-*+] |\d+\. ))")  # a table row, heading, item
+    boundary = re.compile(
+        r"(?<=[.!?:;])\s+(?=[\"“(*_]*[A-Z0-9$`{\[])"  # a sentence ends
+        r"|\n\s*\n"  # a paragraph ends
+        r"|\n(?=\s*(?:[|#>]|[-*+] |\d+\. ))"
+    )  # a table row, heading, item
     for match in boundary.finditer(text):
-        pieces.append((start, text[start:match.start()]))
+        pieces.append((start, text[start : match.start()]))
         start = match.end()
     pieces.append((start, text[start:]))
     return pieces
@@ -227,12 +242,18 @@ def chapter_hits(md: Path, root: Path = ROOT) -> list[Hit]:
                 continue
             visible = sentence
             for match in NUMBER.finditer(visible):
-                if is_hit(match["number"], match["exponent"] or "", match["after"],
-                          match["percent"] or "", visible[:match.start()]):
+                if is_hit(
+                    match["number"],
+                    match["exponent"] or "",
+                    match["after"],
+                    match["percent"] or "",
+                    visible[: match.start()],
+                ):
                     row = prose.count("\n", 0, start + match.start())
                     text = re.sub(r"\s+", " ", visible).strip()
-                    hits.append(Hit(name, match.group(0).strip(), offset + line_of[row] + 1,
-                                    text[:160]))
+                    hits.append(
+                        Hit(name, match.group(0).strip(), offset + line_of[row] + 1, text[:160])
+                    )
     return hits
 
 
@@ -253,8 +274,11 @@ class Allowed:
     def covers(self, hit: Hit) -> bool:
         """Whether the entry lets ``hit`` stand (``number = "*"``: every number of a sentence
         containing ``near``, e.g. a paper's table of results cited just before)."""
-        return (hit.chapter == self.chapter and self.number in (hit.number, "*")
-                and self.near in hit.sentence)
+        return (
+            hit.chapter == self.chapter
+            and self.number in (hit.number, "*")
+            and self.near in hit.sentence
+        )
 
 
 def read_toml(text: str) -> dict[str, list[dict[str, str]]]:
@@ -276,7 +300,7 @@ def read_toml(text: str) -> dict[str, list[dict[str, str]]]:
             value = pair.group(2)
             current[pair.group(1)] = value[1:-1] if value[0] == "'" else json.loads(value)
         else:
-            raise ValueError(f"allowlist line {number}: expected [[table]] or key = \"string\"")
+            raise ValueError(f'allowlist line {number}: expected [[table]] or key = "string"')
     return data
 
 
@@ -288,15 +312,25 @@ def read_allowlist(path: Path = ALLOWLIST) -> list[Allowed]:
         for item in data.get(kind, []):
             unknown = set(item) - {"chapter", "number", "near", "reason"}
             if unknown or not {"chapter", "number"} <= set(item):
-                raise ValueError(f"{path.name}: a [[{kind}]] entry needs chapter and number "
-                                 f"(and may have near, reason); got {sorted(item)}")
+                raise ValueError(
+                    f"{path.name}: a [[{kind}]] entry needs chapter and number "
+                    f"(and may have near, reason); got {sorted(item)}"
+                )
             if item["number"] == "*" and not item.get("near"):
                 raise ValueError(f'{path.name}: number = "*" needs near (a sentence to match)')
             if kind == "allowed" and not item.get("reason"):
-                raise ValueError(f"{path.name}: [[allowed]] {item['chapter']} {item['number']} "
-                                 "has no reason")
-            entries.append(Allowed(item["chapter"], item["number"], item.get("near", ""),
-                                   item.get("reason", ""), kind == "pending"))
+                raise ValueError(
+                    f"{path.name}: [[allowed]] {item['chapter']} {item['number']} has no reason"
+                )
+            entries.append(
+                Allowed(
+                    item["chapter"],
+                    item["number"],
+                    item.get("near", ""),
+                    item.get("reason", ""),
+                    kind == "pending",
+                )
+            )
     return entries
 
 
@@ -310,9 +344,11 @@ def pending_toml(hits: list[Hit]) -> str:
             continue
         seen.add((hit.chapter, hit.number))
         at = max(hit.sentence.find(hit.number), 0)
-        context = hit.sentence[max(at - 50, 0):at + len(hit.number) + 30]
-        out.append(f'[[pending]]\nchapter = "{hit.chapter}"\nnumber = "{hit.number}"\n'
-                   f"# line {hit.line}: …{context}…\n")
+        context = hit.sentence[max(at - 50, 0) : at + len(hit.number) + 30]
+        out.append(
+            f'[[pending]]\nchapter = "{hit.chapter}"\nnumber = "{hit.number}"\n'
+            f"# line {hit.line}: …{context}…\n"
+        )
     return "\n".join(out)
 
 
@@ -329,13 +365,20 @@ def write_pending(hits: list[Hit], path: Path = ALLOWLIST) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("chapters", nargs="*", type=Path,
-                        help="chapter .md files (default: every chapter)")
-    parser.add_argument("--toml", action="store_true",
-                        help="print the allowlist's [[pending]] entries instead of a listing")
-    parser.add_argument("--write-pending", action="store_true",
-                        help="rewrite the pending section of tests/prose_numbers_allowlist.toml "
-                             "(every chapter's hits that no [[allowed]] entry covers)")
+    parser.add_argument(
+        "chapters", nargs="*", type=Path, help="chapter .md files (default: every chapter)"
+    )
+    parser.add_argument(
+        "--toml",
+        action="store_true",
+        help="print the allowlist's [[pending]] entries instead of a listing",
+    )
+    parser.add_argument(
+        "--write-pending",
+        action="store_true",
+        help="rewrite the pending section of tests/prose_numbers_allowlist.toml "
+        "(every chapter's hits that no [[allowed]] entry covers)",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "scripts"))
     from chapters import notebook_chapters

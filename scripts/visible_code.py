@@ -62,8 +62,7 @@ def from_source(md: Path) -> Counts:
         if cell.cell_type != "code":
             continue
         tags = set(cell.metadata.get("tags", []))
-        where = "removed" if tags & REMOVED_TAGS else "folded" if tags & FOLDED_TAGS \
-            else "visible"
+        where = "removed" if tags & REMOVED_TAGS else "folded" if tags & FOLDED_TAGS else "visible"
         counts.add(cell.source, where)
     return counts
 
@@ -77,7 +76,7 @@ def from_html(page: Path) -> Counts:
     text = page.read_text(encoding="utf-8")
     for match in CELL_INPUT.finditer(text):
         cell_start = text.rfind('<div class="cell ', 0, match.start())
-        folded = '<details class="admonition hide' in text[cell_start:match.start()]
+        folded = '<details class="admonition hide' in text[cell_start : match.start()]
         code = html.unescape(re.sub(r"<[^>]+>", "", match.group("code")))
         counts.add(code, "folded" if folded else "visible")
     return counts
@@ -91,16 +90,21 @@ def table(rows: list[Counts], removed: bool) -> str:
         rule += "---|"
     out = [head, rule]
     for c in rows:
-        line = (f"| {c.chapter} | {c.visible_lines} | {c.visible_asserts} | {c.folded_lines} | "
-                f"{c.folded_asserts} |")
+        line = (
+            f"| {c.chapter} | {c.visible_lines} | {c.visible_asserts} | {c.folded_lines} | "
+            f"{c.folded_asserts} |"
+        )
         out.append(line + (f" {c.removed_lines} |" if removed else ""))
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--source", action="store_true",
-                        help="count from the chapters' .md (default: the built HTML if present)")
+    parser.add_argument(
+        "--source",
+        action="store_true",
+        help="count from the chapters' .md (default: the built HTML if present)",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "scripts"))
     from chapters import CHAPTERS, notebook_chapters

@@ -26,11 +26,15 @@ import chapters  # noqa: E402  (scripts/ is not a package; it is put on the path
 
 
 def test_a_check_is_labelled_with_its_opening_comment() -> None:
-    source = ("# Check: the two formulas agree to rounding;\n"
-              "#   nothing underflows.\n"
-              "assert x == y  # not part of the label\n")
-    assert check_toggles.check_label(source) == \
-        "Check: the two formulas agree to rounding; nothing underflows."
+    source = (
+        "# Check: the two formulas agree to rounding;\n"
+        "#   nothing underflows.\n"
+        "assert x == y  # not part of the label\n"
+    )
+    assert (
+        check_toggles.check_label(source)
+        == "Check: the two formulas agree to rounding; nothing underflows."
+    )
     assert check_toggles.check_label("x = 1\n# Check: too late\n") is None
     assert check_toggles.check_label("# A comment\nassert True\n") is None
     long = "# Check: " + "word " * 60
@@ -39,8 +43,11 @@ def test_a_check_is_labelled_with_its_opening_comment() -> None:
 
 
 def _cell(code: str, hide_mode: str | None) -> nodes.container:
-    cell = nodes.container(nb_element="cell_code", prompt_show="Show code cell {type}",
-                           prompt_hide="Hide code cell {type}")
+    cell = nodes.container(
+        nb_element="cell_code",
+        prompt_show="Show code cell {type}",
+        prompt_hide="Hide code cell {type}",
+    )
     if hide_mode:
         cell["hide_mode"] = hide_mode
     source = nodes.container(nb_element="cell_code_source")
@@ -112,7 +119,8 @@ def test_visible_code_counts_from_the_page(tmp_path: Path) -> None:
         '<details class="admonition hide above-input">\n<summary>…</summary>\n'
         '<div class="cell_input docutils container">\n<div class="highlight"><pre>'
         '# Check: x\n<span class="k">assert</span> x\n</pre></div></div></details></div>\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     counts = visible_code.from_html(page)
     assert (counts.visible_lines, counts.visible_asserts) == (2, 1)
     assert (counts.folded_lines, counts.folded_asserts) == (2, 1)
@@ -126,14 +134,20 @@ BOOK_CHAPTERS = [md for md in chapters.notebook_chapters() if md.parent == chapt
 def test_the_built_page_labels_its_folded_checks_and_shows_what_the_tags_say(md: Path) -> None:
     page = visible_code.HTML / "chapters" / f"{md.stem}.html"
     text = page.read_text(encoding="utf-8")
-    toggles = re.findall(r'<details class="admonition hide[^"]*">\s*<summary[^>]*>\s*'
-                         r'<p class="collapsed admonition-title">(.*?)</p>.*?<pre>(.*?)</pre>',
-                         text, re.S)
+    toggles = re.findall(
+        r'<details class="admonition hide[^"]*">\s*<summary[^>]*>\s*'
+        r'<p class="collapsed admonition-title">(.*?)</p>.*?<pre>(.*?)</pre>',
+        text,
+        re.S,
+    )
     for label, code in toggles:
         source = html.unescape(re.sub(r"<[^>]+>", "", code))
         expected = check_toggles.check_label(source)
         if expected is not None:
             assert html.unescape(label) == expected, (md.stem, label)
     built, tagged = visible_code.from_html(page), visible_code.from_source(md)
-    assert (built.visible_lines, built.visible_asserts, built.folded_lines) == \
-        (tagged.visible_lines, tagged.visible_asserts, tagged.folded_lines)
+    assert (built.visible_lines, built.visible_asserts, built.folded_lines) == (
+        tagged.visible_lines,
+        tagged.visible_asserts,
+        tagged.folded_lines,
+    )

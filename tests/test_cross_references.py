@@ -33,14 +33,18 @@ WHERE_THINGS_ARE = [
 ]
 
 # Pending: wrong links not yet fixed (chapter -> how many); remove as chapters are fixed.
-WHERE_THINGS_ARE_PENDING = {"chapters/06_rope_in_code.md": 2, "chapters/07_alibi.md": 1,
-                            "chapters/08_long_context.md": 1}
+WHERE_THINGS_ARE_PENDING = {
+    "chapters/06_rope_in_code.md": 2,
+    "chapters/07_alibi.md": 1,
+    "chapters/08_long_context.md": 1,
+}
 
 # Sentences that tell the reader about the book's drafts.
 DRAFT_HISTORY = re.compile(
     r"\b(?:earlier|previous|older|first|former) (?:versions?|drafts?|editions?) of "
     r"(?:this|the) (?:chapter|book|page|lab|section|probe|experiment|figure|table|analysis)",
-    re.I)
+    re.I,
+)
 # Pending: such sentences not yet removed (chapter -> how many); remove as chapters are fixed.
 DRAFT_HISTORY_PENDING = {"chapters/09_nope_lab.md": 3}
 
@@ -48,8 +52,10 @@ DRAFT_HISTORY_PENDING = {"chapters/09_nope_lab.md": 3}
 def prose(md: Path) -> str:
     """The chapter's markdown cells, inline code spans blanked (roles kept)."""
     cells = [c.source for c in chapters.read_chapter(md).cells if c.cell_type == "markdown"]
-    return "\n\n".join(ROLE_OR_CODE.sub(
-        lambda m: " " * len(m.group(0)) if m.group(1) else m.group(0), c) for c in cells)
+    return "\n\n".join(
+        ROLE_OR_CODE.sub(lambda m: " " * len(m.group(0)) if m.group(1) else m.group(0), c)
+        for c in cells
+    )
 
 
 def target(content: str) -> str:
@@ -75,12 +81,15 @@ def test_references_land_on_the_section_that_holds_the_thing(md: Path) -> None:
         refs = {target(c) for c in REF.findall(sentence)}
         for topic, not_there, there in WHERE_THINGS_ARE:
             if topic.search(sentence) and refs & not_there and there not in refs:
-                wrong.append(f"{sorted(refs & not_there)} for {topic.pattern!r}: use {there!r} "
-                             f"in: {' '.join(sentence.split())[:140]}")
+                wrong.append(
+                    f"{sorted(refs & not_there)} for {topic.pattern!r}: use {there!r} "
+                    f"in: {' '.join(sentence.split())[:140]}"
+                )
     pending = WHERE_THINGS_ARE_PENDING.get(str(md.relative_to(ROOT)), 0)
     assert len(wrong) == pending, (
         f"{md.name}: {len(wrong)} links to the wrong section (pending: {pending}; update "
-        "WHERE_THINGS_ARE_PENDING when you fix one):\n" + "\n".join(wrong))
+        "WHERE_THINGS_ARE_PENDING when you fix one):\n" + "\n".join(wrong)
+    )
 
 
 @pytest.mark.parametrize("md", CHAPTERS, ids=IDS)
@@ -90,7 +99,8 @@ def test_no_drafting_history_in_reader_text(md: Path) -> None:
     pending = DRAFT_HISTORY_PENDING.get(str(md.relative_to(ROOT)), 0)
     assert len(found) == pending, (
         f"{md.name}: {len(found)} remarks about earlier versions (pending: {pending}); say what "
-        "is true now, and update DRAFT_HISTORY_PENDING when you remove one")
+        "is true now, and update DRAFT_HISTORY_PENDING when you remove one"
+    )
 
 
 def test_the_map_and_the_pattern_catch_what_they_should() -> None:

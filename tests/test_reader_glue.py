@@ -45,9 +45,24 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for md in sorted(FIXTURES.glob("*.md")):
         target = out / f"{_doc(md)}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "jupytext", "--to", "ipynb", "--execute",
-                        "-o", str(target), str(md)], env=env, cwd=ROOT, check=True,
-                       capture_output=True, timeout=300)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "jupytext",
+                "--to",
+                "ipynb",
+                "--execute",
+                "-o",
+                str(target),
+                str(md),
+            ],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
     return out
 
 
@@ -80,8 +95,9 @@ def markdown(nb: nbformat.NotebookNode) -> str:
 def test_the_build_keeps_glued_values_out_of_the_notebook_and_in_glue_json(built: Path) -> None:
     # The premise of reading <doc>.glue.json: the build's executed notebook no longer holds them.
     nb = json.loads((built / f"{_doc(PAGE)}.ipynb").read_text(encoding="utf-8"))
-    assert not any("scrapbook" in o.get("metadata", {})
-                   for c in nb["cells"] for o in c.get("outputs", []))
+    assert not any(
+        "scrapbook" in o.get("metadata", {}) for c in nb["cells"] for o in c.get("outputs", [])
+    )
     stored = json.loads((built / f"{_doc(PAGE)}.glue.json").read_text(encoding="utf-8"))
     assert stored["acc"]["data"]["text/plain"] == "0.52631"
 
@@ -89,9 +105,15 @@ def test_the_build_keeps_glued_values_out_of_the_notebook_and_in_glue_json(built
 def test_every_glue_role_becomes_the_value_myst_nb_shows(built: Path) -> None:
     text = markdown(chapters.paired_notebook(PAGE, glue=reader_markdown.BuildGlue(built)))
     for role, value in [
-        ("half_life:.0f", "283"), ("acc:.3f", "0.526"), ("acc:.1%", "52.6%"),
-        ("period:,.0f", "47,117"), ("small:.1e", "4.5e-03"), ("name", "half"),
-        ("steps:d", "12000"), ("02_other.md::slope:.4f", "0.7071"), ("acc:.2f", "0.53"),
+        ("half_life:.0f", "283"),
+        ("acc:.3f", "0.526"),
+        ("acc:.1%", "52.6%"),
+        ("period:,.0f", "47,117"),
+        ("small:.1e", "4.5e-03"),
+        ("name", "half"),
+        ("steps:d", "12000"),
+        ("02_other.md::slope:.4f", "0.7071"),
+        ("acc:.2f", "0.53"),
         ("half_life:.1f", "283.5"),
     ]:
         assert f'<span title="computed: {role}">{value}</span>' in text, (role, value)
@@ -116,8 +138,11 @@ def test_the_executed_notebook_alone_gives_the_same_twin(executed: Path, built: 
 def test_a_missing_build_or_key_fails_loudly_naming_the_page_and_key(
     built: Path, tmp_path: Path
 ) -> None:
-    with pytest.raises(ValueError, match=r"tests/fixtures/glue/01_glued: the executed notebook"
-                                         r".* is missing.*make book"):
+    with pytest.raises(
+        ValueError,
+        match=r"tests/fixtures/glue/01_glued: the executed notebook"
+        r".* is missing.*make book",
+    ):
         chapters.paired_notebook(PAGE, glue=reader_markdown.BuildGlue(tmp_path / "nothing"))
     partial = tmp_path / "partial"
     shutil.copytree(built, partial)
@@ -135,9 +160,14 @@ def test_a_missing_build_or_key_fails_loudly_naming_the_page_and_key(
 FORMATS = ["", "s", ".0f", ".3f", ".1%", ",.0f", ".2e", ".3g", "d", ",d", ">8.2f", "+.1f", ".0%"]
 
 
-@given(value=st.one_of(st.floats(allow_nan=False, allow_infinity=False, width=64),
-                       st.integers(-10**12, 10**12), st.text(max_size=8)),
-       fmt=st.sampled_from(FORMATS))
+@given(
+    value=st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False, width=64),
+        st.integers(-(10**12), 10**12),
+        st.text(max_size=8),
+    ),
+    fmt=st.sampled_from(FORMATS),
+)
 def test_values_are_formatted_exactly_as_myst_nb_formats_them(value: object, fmt: str) -> None:
     from myst_nb.core.variables import format_plain_text
 
@@ -153,15 +183,29 @@ def test_values_are_formatted_exactly_as_myst_nb_formats_them(value: object, fmt
             reader_markdown.format_plain_text(plain, fmt)
 
 
-@pytest.mark.parametrize("shown, built, agree", [
-    ("0.526", "0.526", True), ("0.526", "0.527", True), ("0.526", "0.525", True),
-    ("283", "284", True), ("47,117", "47,118", True), ("4.50e-03", "4.51e-03", True),
-    ("9.99e-04", "1.00e-03", True), ("52.6%", "52.7%", True), ("-0.10", "-0.11", True),
-    ("half", "half", True),
-    ("0.526", "0.528", False), ("0.95", "0.84", False), ("287", "283", False),
-    ("0.526", "0.53", False), ("52.6%", "0.526", False), ("half", "full", False),
-    ("0.10", "-0.10", False), ("48,000", "47,117", False),
-])
+@pytest.mark.parametrize(
+    "shown, built, agree",
+    [
+        ("0.526", "0.526", True),
+        ("0.526", "0.527", True),
+        ("0.526", "0.525", True),
+        ("283", "284", True),
+        ("47,117", "47,118", True),
+        ("4.50e-03", "4.51e-03", True),
+        ("9.99e-04", "1.00e-03", True),
+        ("52.6%", "52.7%", True),
+        ("-0.10", "-0.11", True),
+        ("half", "half", True),
+        ("0.526", "0.528", False),
+        ("0.95", "0.84", False),
+        ("287", "283", False),
+        ("0.526", "0.53", False),
+        ("52.6%", "0.526", False),
+        ("half", "full", False),
+        ("0.10", "-0.10", False),
+        ("48,000", "47,117", False),
+    ],
+)
 def test_glued_values_agree_up_to_one_unit_in_the_last_digit(
     shown: str, built: str, agree: bool
 ) -> None:
@@ -184,21 +228,26 @@ def test_a_twin_from_another_cpu_is_in_sync_and_a_stale_twin_is_not(built: Path)
     fresh = chapters.paired_notebook(PAGE, glue=reader_markdown.PlaceholderGlue())
 
     def same(a: nbformat.NotebookNode, b: nbformat.NotebookNode) -> bool:
-        return chapters.notebook_text(chapters.without_glued_values(a)) == \
-            chapters.notebook_text(chapters.without_glued_values(b))
+        return chapters.notebook_text(chapters.without_glued_values(a)) == chapters.notebook_text(
+            chapters.without_glued_values(b)
+        )
 
     # The sync test needs no build: placeholders compare equal to the real values...
     assert same(twin, fresh)
     # ...a value one unit off in its last digit (another CPU) passes both checks...
     other_cpu = _edit(twin, ">0.526</span>", ">0.527</span>")
     assert same(other_cpu, fresh)
-    assert all(chapters.glued_values_agree(a.group("value"), b.group("value")) for a, b in zip(
-        reader_markdown.GLUED.finditer(markdown(other_cpu)),
-        reader_markdown.GLUED.finditer(markdown(twin)), strict=True))
+    assert all(
+        chapters.glued_values_agree(a.group("value"), b.group("value"))
+        for a, b in zip(
+            reader_markdown.GLUED.finditer(markdown(other_cpu)),
+            reader_markdown.GLUED.finditer(markdown(twin)),
+            strict=True,
+        )
+    )
     # ...a stale sentence fails, a changed role fails, and so does a value from an old build.
     assert not same(_edit(twin, "The score halves", "The score drops"), fresh)
-    assert not same(_edit(twin, 'title="computed: acc:.3f"', 'title="computed: acc:.2f"'),
-                    fresh)
+    assert not same(_edit(twin, 'title="computed: acc:.3f"', 'title="computed: acc:.2f"'), fresh)
     stale_value = _edit(twin, ">0.526</span>", ">0.95</span>")
     assert not chapters.glued_values_agree("0.95", "0.526")
     assert same(stale_value, fresh)  # (caught by the value test, not the sync test)
