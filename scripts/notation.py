@@ -181,6 +181,13 @@ def write_pending(hits: list[Hit], path: Path = ALLOWLIST) -> int:
     allowed = [entry for entry in read_allowlist(path) if not entry.pending]
     left = [hit for hit in hits if not any(entry.covers(hit) for entry in allowed)]
     path.write_text(head + pending_toml(left), encoding="utf-8")
+    for entry in allowed:
+        if not any(entry.covers(hit) for hit in hits):
+            print(
+                f"stale [[allowed]] entry, remove it by hand: {entry.chapter} {entry.rule} "
+                f"{entry.match!r}",
+                file=sys.stderr,
+            )
     return len({(hit.chapter, hit.rule, hit.match) for hit in left})
 
 

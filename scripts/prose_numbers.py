@@ -8,13 +8,17 @@ that cites a paper (``{cite}``, ``{cite:p}``, ``{cite:t}``: a paper's number sta
 citation). What it reports (a *hit*) is a number that looks measured:
 
 - three or more significant figures (``0.526``, ``283``, ``47 117``, ``4.51e-3``);
-- a decimal fraction with two (``0.95``, ``4.5``, ``0.027``), or a percentage with two (``43 %``).
+- a decimal fraction with two (``0.95``, ``4.5``, ``0.027``), or a percentage with two (``43 %``);
+- a result stated in math (``$r \\approx 287$``, a decimal after ``=`` that ends the relation:
+  ``$\\mathrm{Si}(1/4)/\\ln b = 0.0271$``; ``$b = 10\\,000$`` defines, it is not a hit), and a
+  rounded one in words (``about 48 000``: its zeros hide the figures it was rounded from).
 
-Not hits: years (1900–2099), version numbers (``2.13.0``; ``transformers 5.25``, ``Llama 3.1``,
-after a package or model name), section, equation, figure and chapter numbers (``Section 3.2``,
-``eq. (12)``), arXiv identifiers, powers of two (sizes: ``4096``, ``131 072``) and whole numbers
-ending in zeros (``10 000``, ``500 000``: one or two significant figures). Digits grouped by a space
-or thin space (``47 117``) are one number.
+Not hits: years (1990–2035); thresholds (``at least 0.95``, ``more than 99.9 %``); version
+numbers (``2.13.0``; ``transformers 5.25``, ``Llama 3.1``, after a package or model name);
+section, equation, figure and chapter numbers (``Section 3.2``, ``eq. (12)``); arXiv identifiers;
+powers of two (sizes: ``4096``, ``131 072``); whole numbers ending in zeros (``10 000``,
+``500 000``: one or two significant figures). Digits grouped by a space or thin space
+(``47 117``) are one number.
 
 Run it to list a chapter's hits (``python scripts/prose_numbers.py chapters/05_rope_derivation.md``)
 or, with ``--toml``, to print the allowlist's pending section for every chapter
@@ -83,6 +87,8 @@ NAMED = re.compile(
 )
 
 
+# "at least 0.95", "more than 99.9 %": a threshold the text chose (a check asserts it).
+THRESHOLD = re.compile(r"\b(?:at least|at most|more than|less than|fewer than)\s*$")
 # "about 48 000", "≈ 287": a rounded computation.
 ROUNDED = re.compile(
     r"(?:\b(?:about|approximately|roughly|nearly|almost|around)|~|≈|\\approx|"
@@ -121,15 +127,15 @@ def is_hit(number: str, exponent: str, after: str, percent: str, before: str) ->
     """Whether a number, written as found, is one the book should glue (see the module doc)."""
     if after or re.fullmatch(r"\d{4}\.\d{4,5}", number):  # 2.13.0; an arXiv identifier
         return False
-    if NAMED.search(before[-40:]):
+    if NAMED.search(before[-40:]) or THRESHOLD.search(before[-20:]):
         return False
     digits = re.sub(SPACE, "", number)
     figures = significant_figures(digits)
     decimal = "." in digits
     if not decimal and not exponent and not percent:
         value = int(digits)
-        if 1900 <= value <= 2099 and len(digits) == 4:
-            return False  # a year
+        if 1990 <= value <= 2035 and len(digits) == 4:
+            return False  # a year (the book's sources are from 1990 on)
         if value >= 64 and value & (value - 1) == 0:
             return False  # a power of two: a size
     if figures >= 3:
@@ -360,6 +366,13 @@ def write_pending(hits: list[Hit], path: Path = ALLOWLIST) -> int:
     allowed = [entry for entry in read_allowlist(path) if not entry.pending]
     left = [hit for hit in hits if not any(entry.covers(hit) for entry in allowed)]
     path.write_text(head + pending_toml(left), encoding="utf-8")
+    for entry in allowed:
+        if not any(entry.covers(hit) for hit in hits):
+            print(
+                f"stale [[allowed]] entry, remove it by hand: {entry.chapter} {entry.number!r}"
+                + (f" near {entry.near!r}" if entry.near else ""),
+                file=sys.stderr,
+            )
     return len({(hit.chapter, hit.number) for hit in left})
 
 

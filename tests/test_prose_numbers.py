@@ -76,6 +76,8 @@ def numbers_in(tmp_path: Path, prose: str) -> list[str]:
         ("In 2024 transformers 5.25 and torch 2.13.0 (Llama 3.1, GPT-3.5) were current.", []),
         ("See Section 3.2, chapter 12 and equation (14); PR #29111; arXiv 2104.09864.", []),
         ("A head of 4096 features, 131 072 tokens, base 10 000 or 500 000.", []),
+        ("A gate of at least 0.95, and more than 99.9 % of the weight.", []),
+        ("At position 2047 the bias is largest.", ["2047"]),
         ("Define $b = 10\\,000$ and $\\theta_i = b^{-2i/d}$ with $d = 128$; $x = 0.526 y$.", []),
         ("The call `rope(0.526)` and ``{glue:text}`acc:.3f` `` are code.", []),
         (
