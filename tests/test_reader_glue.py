@@ -251,3 +251,54 @@ def test_a_twin_from_another_cpu_is_in_sync_and_a_stale_twin_is_not(built: Path)
     stale_value = _edit(twin, ">0.526</span>", ">0.95</span>")
     assert not chapters.glued_values_agree("0.95", "0.526")
     assert same(stale_value, fresh)  # (caught by the value test, not the sync test)
+
+
+# --- the chapters: every glue role names a value its chapter glues (checked without a build) ---
+
+GLUE_CALL = re.compile(r"\bglue\(\s*(?P<quote>[\"'])(?P<name>\w+)(?P=quote)")
+DYNAMIC_CALL = re.compile(r"\bglue\(\s*(?![\"']\w+[\"'])")
+PROSE_ROLE = re.compile(r"\{(?P<role>glue(?::\w*)?)\}`(?P<content>[^`]*)`")
+
+
+def role_key(role: str, content: str) -> tuple[str | None, str]:
+    """(other page or None, key) of a glue role, parsed as myst-nb parses it."""
+    if role in ("glue:text", "glue:md"):  # name:format
+        content = content.rsplit(":", 1)[0] if ":" in content.replace("::", "") else content
+    doc, key = content.split("::", 1) if "::" in content else (None, content)
+    return doc, key.strip()
+
+
+def unglued(md: Path) -> tuple[list[str], list[str]]:
+    """(names glued twice, names the prose quotes that no cell glues) of chapter ``md``;
+    the second is empty when a cell glues a name computed at run time."""
+    nb = chapters.read_chapter(md)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    glued = [m["name"] for m in GLUE_CALL.finditer(code)]
+    duplicates = sorted({name for name in glued if glued.count(name) > 1})
+    if DYNAMIC_CALL.search(code):
+        return duplicates, []  # the build (and make sync) check those names
+    used = {role_key(m["role"], m["content"]) for m in PROSE_ROLE.finditer(prose)}
+    return duplicates, sorted(key for doc, key in used if doc is None and key not in glued)
+
+
+@pytest.mark.parametrize(
+    "md", chapters.notebook_chapters(), ids=[md.stem for md in chapters.notebook_chapters()]
+)
+def test_every_glued_name_in_the_prose_is_glued_once_by_the_chapter(md: Path) -> None:
+    duplicates, missing = unglued(md)
+    assert not duplicates, f"{md.name}: glued twice (a name is unique in its chapter): {duplicates}"
+    assert not missing, f"{md.name}: the prose quotes values no cell glues: {missing}"
+
+
+def test_the_static_glue_check_sees_a_missing_and_a_duplicate_name(tmp_path: Path) -> None:
+    assert unglued(PAGE) == ([], [])  # its cross-page role is the build's to check
+    text = PAGE.read_text(encoding="utf-8")
+    broken = tmp_path / "page.md"
+    broken.write_text(
+        text.replace('glue("period", 47117.3)', 'glue("acc", 47117.3)'), encoding="utf-8"
+    )
+    assert unglued(broken) == (["acc"], ["period"])
+    assert role_key("glue:text", "02_other.md::slope:.4f") == ("02_other.md", "slope")
+    assert role_key("glue", "acc") == (None, "acc")
+    assert role_key("glue:text", "acc") == (None, "acc")
