@@ -75,7 +75,8 @@ live: $(READER_STAMP)  ## JupyterLab on the chapters, with live widgets (install
 	env -u POSENC_STATIC JUPYTER_CONFIG_PATH="$(CURDIR)/jupyter_config$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 	  $(BIN)/jupyter lab $(ALLOW_ROOT) chapters/
 
-sync: $(STAMP)  ## re-pair every chapter .md with its output-free .ipynb
+# The twins' glued numbers come from the executed build (_build/jupyter_execute): build first.
+sync: book  ## build the book, then re-pair every chapter .md with its output-free .ipynb
 	$(BIN)/python scripts/sync_chapters.py
 
 lint: $(STAMP)  ## ruff on the library, tests, benchmarks, scripts and chapter code; mypy on the library

@@ -11,14 +11,23 @@ directives (admonitions, dropdown solutions). Jupyter front-ends show those as r
   it cites, read from ``references.bib``;
 - an admonition becomes a blockquote with a bold title; a ``dropdown`` one (an exercise's
   solution) becomes an HTML ``<details>`` block, closed until the reader opens it;
+- a glued number (`` {glue:text}`name:fmt` ``, `` {glue}`name` ``, `` {glue:md}`name` ``, and
+  ``doc.md::name`` from another page) becomes the value the executed build stored, formatted as
+  myst-nb formats it, in ``<span title="computed: name:fmt">…</span>`` so that a test can compare
+  a twin with its source modulo the glued values (a float's last digit differs between machines);
+  a missing build or key fails loudly, naming the page and the key;
 - other roles keep their text (as code for Python objects); ``$``/``$$`` math stays as it is.
 """
 
 from __future__ import annotations
 
+import html
+import json
 import re
+from ast import literal_eval
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 ROLE = re.compile(r"\{([a-zA-Z][\w:.+-]*)\}`([^`]*)`")
 LABEL_LINE = re.compile(r"^\(([^()\s]+)\)=\s*$")
@@ -191,6 +200,96 @@ def reference_entry(entry: dict[str, str]) -> str:
     return " ".join(parts)
 
 
+# --- glued values: what the executed build stored -------------------------------------------
+
+GLUE_ROLES = {"glue", "glue:", "glue:any", "glue:text", "glue:md"}
+# myst-nb's prefix for a value glued with display=False (posenc_lib.glue always does that).
+GLUE_PREFIX = "application/papermill.record/"
+# What a glued value becomes in a reader notebook: the value, marked with the role's content.
+GLUED = re.compile(r'<span title="computed: (?P<role>[^"]*)">(?P<value>.*?)</span>', re.S)
+
+
+class GlueSource(Protocol):
+    """Where a page's glued values come from: ``bundle(doc, key)`` is the stored mime bundle."""
+
+    def bundle(self, doc: str, key: str) -> dict[str, Any]: ...
+
+
+def format_plain_text(text: str, fmt_spec: str) -> str:
+    """``text/plain`` formatted with ``fmt_spec``, exactly as myst-nb 1.x's ``{glue:text}`` does
+    (``myst_nb.core.variables.format_plain_text``; tests/test_notebooks.py compares the two)."""
+    try:
+        value: Any = literal_eval(text)
+    except (SyntaxError, ValueError):
+        value = text
+    if fmt_spec == "":
+        return str(value)
+    type_char = fmt_spec[-1]
+    if type_char == "s":
+        value = str(value)
+    elif type_char in ("b", "c", "d", "o", "x", "X"):
+        value = int(value)
+    elif type_char in ("e", "E", "f", "F", "g", "G", "n", "%"):
+        value = float(value)
+    return format(value, fmt_spec)
+
+
+class BuildGlue:
+    """The values the built book glued, read from myst-nb's output folder
+    (``_build/jupyter_execute``): ``<doc>.glue.json``, which myst-nb writes next to the executed
+    notebook, and the executed notebook's own ``scrapbook`` outputs (values glued with display)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._pages: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def page(self, doc: str) -> dict[str, dict[str, Any]]:
+        if doc in self._pages:
+            return self._pages[doc]
+        notebook = self.folder / f"{doc}.ipynb"
+        stored = self.folder / f"{doc}.glue.json"
+        if not notebook.exists() and not stored.exists():
+            raise ValueError(
+                f"{doc}: the executed notebook {notebook} is missing, so its glued values are "
+                "unknown: build the book first (make book), then make sync")
+        data: dict[str, dict[str, Any]] = {}
+        if notebook.exists():
+            cells = json.loads(notebook.read_text(encoding="utf-8")).get("cells", [])
+            for cell in cells:
+                for output in cell.get("outputs", []):
+                    meta = output.get("metadata", {}).get("scrapbook")
+                    if meta:
+                        prefix = len(meta.get("mime_prefix", ""))
+                        data[meta["name"]] = {
+                            "data": {k[prefix:]: v for k, v in output.get("data", {}).items()},
+                            "metadata": output.get("metadata", {})}
+        if stored.exists():
+            data.update(json.loads(stored.read_text(encoding="utf-8")))
+        self._pages[doc] = data
+        return data
+
+    def bundle(self, doc: str, key: str) -> dict[str, Any]:
+        data = self.page(doc)
+        if key not in data:
+            raise ValueError(
+                f"{doc}: glue key {key!r} is not in the executed build "
+                f"({self.folder / doc}.glue.json): is it glued in {doc}.md, and is the build "
+                "current (make book)?")
+        return dict(data[key])
+
+
+class PlaceholderGlue:
+    """Every key holds ``0``: the twin's text without the build (tests/test_notebooks.py compares
+    twins modulo their glued values)."""
+
+    def bundle(self, doc: str, key: str) -> dict[str, Any]:
+        return {"data": {"text/plain": "0"}, "metadata": {}}
+
+
+def _text(value: str | list[str]) -> str:
+    return "".join(value) if isinstance(value, list) else value
+
+
 # --- one page ---------------------------------------------------------------------------------
 
 @dataclass
@@ -203,6 +302,7 @@ class Page:
     book_url: str
     macros: dict[str, str] = field(default_factory=dict)
     cited: list[str] = field(default_factory=list)
+    glue: GlueSource | None = None
 
     def page_url(self, doc: str) -> str:
         return f"{self.book_url}/{doc}.html"
@@ -259,9 +359,64 @@ class Page:
             return self.cite(content, textual=True)
         if name == "math":
             return f"${content}$"
+        if name in GLUE_ROLES:
+            return self.glued(name, content)
         if name in CODE_ROLES or name.startswith("py:"):
             return f"`{_role_text(content)}`"
         return _role_text(content)  # {term}, {abbr}, {sub-ref}…: the text the book shows
+
+    def _glue_doc(self, doc: str) -> str:
+        """A page named in ``doc::key`` (relative to this page, or to the root with a ``/``)."""
+        doc = re.sub(r"\.(md|ipynb)$", "", doc.strip())
+        if doc.startswith("/"):
+            return doc.lstrip("/")
+        path = (Path(self.doc).parent / doc).as_posix()
+        while re.search(r"[^/.]+/\.\./", path):
+            path = re.sub(r"[^/.]+/\.\./", "", path, count=1)
+        return re.sub(r"(^|/)\./", r"\1", path)
+
+    def glued(self, name: str, content: str) -> str:
+        """A glue role's value from the build (parsed as myst-nb parses it), marked."""
+        if name == "glue:text":
+            key_format = content.rsplit(":", 1)
+            key, fmt = (key_format[0], key_format[1]) if len(key_format) == 2 \
+                else (key_format[0], "s")
+        elif name == "glue:md":  # name or name:format (commonmark, gfm, myst); this page only
+            key, fmt = content.rsplit(":", 1)[0], ""
+        else:
+            key, fmt = content, ""
+        doc, key = key.split("::", 1) if "::" in key else (self.doc, key)
+        if doc != self.doc:
+            doc = self._glue_doc(doc)
+        if self.glue is None:
+            raise ValueError(f"{self.doc}: {{{name}}}`{content}` needs the executed build's "
+                             "glued values (make book, then make sync)")
+        bundle = self.glue.bundle(doc, key.strip())
+        data = bundle.get("data", {})
+        where = f"{self.doc}: {{{name}}}`{content}`"
+        if name == "glue:text":
+            if "text/plain" not in data:
+                raise ValueError(f"{where}: the glued value has no text/plain")
+            value = format_plain_text(_text(data["text/plain"]), fmt)
+        elif name == "glue:md":
+            if "text/markdown" not in data:
+                raise ValueError(f"{where}: the glued value has no text/markdown")
+            value = _text(data["text/markdown"]).strip()
+        elif "text/html" in data:
+            value = _text(data["text/html"]).strip()
+        elif "text/markdown" in data:
+            value = _text(data["text/markdown"]).strip()
+        elif "text/latex" in data:
+            value = f"${_text(data['text/latex']).strip().strip('$')}$"
+        elif "text/plain" in data:
+            value = _text(data["text/plain"])
+            if bundle.get("metadata", {}).get("strip_text_quotes") and \
+                    re.match(r"^(['\"]).*\1$", value):
+                value = value[1:-1]
+        else:
+            raise ValueError(f"{where}: a reader notebook can show text, markdown, LaTeX or "
+                             f"HTML, not {sorted(data)}")
+        return f'<span title="computed: {html.escape(content)}">{value}</span>'
 
     def inline(self, text: str) -> str:
         """Roles replaced, outside inline code spans."""
