@@ -98,6 +98,7 @@ def sincos_2d_table(
     *,
     cls_token: bool = False,
     column_first: bool = True,
+    frequency_rule: str = "mae",
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
     """The fixed 2-D sin-cos position table of MAE for a ``grid_h × grid_w`` patch grid.
@@ -106,6 +107,11 @@ def sincos_2d_table(
     frequencies ``ω_j = base^(-j/(dim/4))``. Patches are numbered row-major, ``n = r·grid_w + c``.
     MAE's ``get_2d_sincos_pos_embed`` puts the column's half first (``column_first=True``); the
     "canonical" order row first is ``column_first=False``.
+
+    ``frequency_rule="big_vision"`` spaces the frequencies from 1 down to exactly ``1/base``,
+    ``ω_j = base^(-j/(dim/4 − 1))``, as big_vision's ``posemb_sincos_2d`` (Simple ViT, SigLIP),
+    whose layout ``[sin c | cos c | sin r | cos r]`` is ``column_first=True``; MoCo v3, which
+    that code cites, uses MAE's ``ω_j``.
 
     Parameters
     ----------
@@ -119,6 +125,9 @@ def sincos_2d_table(
         Prepend a row of zeros for a class token, as MAE does.
     column_first : bool
         Column features first (MAE's reference code) or row features first.
+    frequency_rule : {"mae", "big_vision"}
+        ``ω_j = base^(-j/(dim/4))`` (MAE, MoCo v3) or ``base^(-j/(dim/4 − 1))`` (big_vision;
+        needs ``dim >= 8``).
     dtype : torch.dtype
         Output dtype (computed in float64).
 
@@ -136,10 +145,14 @@ def sincos_2d_table(
         raise TypeError(f"cls_token must be a bool, got {cls_token!r}")
     if not isinstance(column_first, bool):
         raise TypeError(f"column_first must be a bool, got {column_first!r}")
+    frequency_rule = check_choice(frequency_rule, "frequency_rule", ("mae", "big_vision"))
+    if frequency_rule == "big_vision" and dim < 8:
+        raise ValueError(f"frequency_rule 'big_vision' needs dim >= 8 (dim/4 − 1 > 0), got {dim}")
     check_size(("grid_h", grid_h), ("grid_w", grid_w), ("dim", dim), what="the 2-D table")
     rows, cols = patch_grid_positions(grid_h, grid_w)
+    denominator = dim // 4 - (frequency_rule == "big_vision")
     omega = torch.tensor(base, dtype=torch.float64) ** (
-        -torch.arange(dim // 4, dtype=torch.float64) / (dim // 4)
+        -torch.arange(dim // 4, dtype=torch.float64) / denominator
     )
     a_r, a_c = torch.outer(rows, omega), torch.outer(cols, omega)
     row_half = torch.cat((a_r.sin(), a_r.cos()), dim=-1)

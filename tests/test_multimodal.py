@@ -542,8 +542,8 @@ def test_axes_figure_draws_the_library_axis_maps() -> None:
     for row, (_, section, inter, _) in zip(trace.z, MROPE_MODELS, strict=True):
         assert list(row) == mrope_axis_map(section, interleaved=inter).tolist()
     assert "".join(trace.text[0]) == "t" * 16 + "h" * 24 + "w" * 24
-    # each row's hover wavelengths use its own rope_theta: Qwen2-VL 1e6, Qwen3-VL 5e5
-    for row, theta in zip(trace.customdata, (1e6, 5e5), strict=True):
+    # each row's hover wavelengths use its own rope_theta: Qwen2-VL 1e6, released Qwen3-VL 5e6
+    for row, theta in zip(trace.customdata, (1e6, 5e6), strict=True):
         np.testing.assert_allclose(np.array(row, dtype=float),
                                    (2 * np.pi / P.rope_inv_freq(128, theta)).numpy(), rtol=1e-12)
     with pytest.raises(TypeError, match=r"models\[0\] must be a tuple"):
@@ -631,3 +631,21 @@ def test_padded_batch_equals_get_rope_index_with_a_mask(name: str, padding_side:
     assert first_real.tolist() == ([0, 0, 0] if padding_side == "right" else [4, 0, 11])
     if name == "qwen2_5_vl":  # 2 tokens per second x 2 s: time ids 1, 5, 9 in row 1
         assert sorted(set(ids[0, 1, 1:13].tolist())) == [1, 5, 9]
+
+
+@pytest.mark.parametrize(("h", "w", "dim"), [(3, 5, 16), (7, 4, 64), (4, 2, 8)])
+def test_big_vision_rule_equals_posemb_sincos_2d(h: int, w: int, dim: int) -> None:
+    """big_vision's models/vit.py posemb_sincos_2d, transcribed in NumPy."""
+    y, x = np.mgrid[:h, :w]
+    omega = 1.0 / (10_000.0 ** (np.arange(dim // 4) / (dim // 4 - 1)))
+    y = np.einsum("m,d->md", y.flatten(), omega)
+    x = np.einsum("m,d->md", x.flatten(), omega)
+    pe = np.concatenate([np.sin(x), np.cos(x), np.sin(y), np.cos(y)], axis=1)
+    ours = sincos_2d_table(h, w, dim, frequency_rule="big_vision", dtype=torch.float64)
+    np.testing.assert_allclose(ours.numpy(), pe, atol=1e-12, rtol=0)
+    mae = sincos_2d_table(h, w, dim, dtype=torch.float64)
+    assert np.abs(mae.numpy() - pe).max() > 1e-2  # the two rules are different tables
+    with pytest.raises(ValueError, match="frequency_rule"):
+        sincos_2d_table(h, w, dim, frequency_rule="moco")
+    with pytest.raises(ValueError, match="dim >= 8"):
+        sincos_2d_table(h, w, 4, frequency_rule="big_vision")

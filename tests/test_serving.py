@@ -235,7 +235,8 @@ def test_sliding_window_composes_with_the_document_mask(lengths: list[int], wind
 
     total = sum(lengths)
     docs = packed_document_ids(lengths)[None]
-    rule = and_masks(sliding_window_causal_mask_function(window), packed_sequence_mask_function(docs))
+    rule = and_masks(sliding_window_causal_mask_function(window),
+                     packed_sequence_mask_function(docs))
     index = torch.arange(total)
     expected = rule(torch.tensor(0), torch.tensor(0), index[:, None], index[None, :])
     ours = sliding_window_mask(total, window, lengths=lengths)
