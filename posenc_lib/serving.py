@@ -465,16 +465,17 @@ def audit_positions(
         raise ValueError("input_ids must hold at least one token per row, got seq = 0")
     cache_length = check_int(cache_length, "cache_length", minimum=0,
                              what="a non-negative integer (tokens in the cache)")
-    for flag, name in ((use_cache, "use_cache"), (generate, "generate")):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} must be a bool, got {_describe(flag)}")
+    for switch, name in ((use_cache, "use_cache"), (generate, "generate")):
+        if not isinstance(switch, bool):
+            raise TypeError(f"{name} must be a bool, got {_describe(switch)}")
     rope_type = check_choice(rope_type, "rope_type", _ROPE_TYPES)
+    limit = 0  # the training length, for the two RoPE types that switch at it
     if rope_type in ("dynamic", "longrope"):
         if original_max_position is None:
             raise ValueError(f"rope_type {rope_type!r} needs original_max_position (the training "
                              "length)")
-        original_max_position = check_int(original_max_position, "original_max_position",
-                                          minimum=1, what="a positive integer")
+        limit = check_int(original_max_position, "original_max_position",
+                          minimum=1, what="a positive integer")
     explicit_mask = False
     if attention_mask is None:
         full_mask = torch.ones(batch, cache_length + seq, dtype=torch.long)
@@ -552,13 +553,12 @@ def audit_positions(
                      "packing with a cache: eager and SDPA masks skip the document inference; "
                      "use_cache=False or an explicit packed_causal_mask")
     total = cache_length + seq
-    if rope_type == "dynamic" and (use_cache or cache_length > 0) and total > original_max_position:
+    if rope_type == "dynamic" and (use_cache or cache_length > 0) and total > limit:
         flag("dynamic-ntk-with-cache", list(range(batch)),
-             f"dynamic NTK past its training length {original_max_position} with a cache: "
+             f"dynamic NTK past its training length {limit} with a cache: "
              "cached keys keep the old frequencies; re-prefill or correct each key")
-    if (rope_type == "longrope" and not generate and 0 < cache_length <= original_max_position
-            < total):
+    if rope_type == "longrope" and not generate and 0 < cache_length <= limit < total:
         flag("longrope-switch-with-cache", list(range(batch)),
-             f"this step crosses LongRoPE's original length {original_max_position} with keys "
+             f"this step crosses LongRoPE's original length {limit} with keys "
              "cached under the short factors; drop the cache and prefill again")
     return issues
