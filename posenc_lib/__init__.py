@@ -40,6 +40,7 @@ from .multimodal import (
     mrope_axis_string,
     mrope_cos_sin,
     mrope_position_ids,
+    mrope_position_ids_batch,
     patch_grid_positions,
     rope_2d_angles,
     rope_2d_similarity,
@@ -78,6 +79,9 @@ from .schemes import (
     sines_only_encoding,
 )
 from .serving import (
+    AUDIT_CODES,
+    PositionIssue,
+    audit_positions,
     packed_causal_mask,
     packed_document_ids,
     packed_position_ids,
@@ -96,11 +100,13 @@ from .sinusoidal import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AUDIT_CODES",
     "AXIAL_LAYOUTS",
     "CONVENTIONS",
     "EXTENSION_METHODS",
     "MROPE_AXES",
     "LayerPosition",
+    "PositionIssue",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "__version__",
@@ -117,6 +123,7 @@ __all__ = [
     "apply_rope_interleaved",
     "apply_rope_partial",
     "attention",
+    "audit_positions",
     "axial_rope_frequencies",
     "binary_encoding",
     "causal_mask",
@@ -141,6 +148,7 @@ __all__ = [
     "mrope_axis_string",
     "mrope_cos_sin",
     "mrope_position_ids",
+    "mrope_position_ids_batch",
     "normalized_encoding",
     "ntk_inv_freq",
     "packed_alibi_bias",

@@ -56,6 +56,7 @@ __all__ = [
     "mrope_axis_string",
     "mrope_cos_sin",
     "mrope_position_ids",
+    "mrope_position_ids_batch",
     "patch_grid_positions",
     "rope_2d_angles",
     "rope_2d_similarity",
@@ -97,6 +98,7 @@ def sincos_2d_table(
     *,
     cls_token: bool = False,
     column_first: bool = True,
+    frequency_rule: str = "mae",
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
     """The fixed 2-D sin-cos position table of MAE for a ``grid_h × grid_w`` patch grid.
@@ -105,6 +107,11 @@ def sincos_2d_table(
     frequencies ``ω_j = base^(-j/(dim/4))``. Patches are numbered row-major, ``n = r·grid_w + c``.
     MAE's ``get_2d_sincos_pos_embed`` puts the column's half first (``column_first=True``); the
     "canonical" order row first is ``column_first=False``.
+
+    ``frequency_rule="big_vision"`` spaces the frequencies from 1 down to exactly ``1/base``,
+    ``ω_j = base^(-j/(dim/4 − 1))``, as big_vision's ``posemb_sincos_2d`` (Simple ViT, SigLIP),
+    whose layout ``[sin c | cos c | sin r | cos r]`` is ``column_first=True``; MoCo v3, which
+    that code cites, uses MAE's ``ω_j``.
 
     Parameters
     ----------
@@ -118,6 +125,9 @@ def sincos_2d_table(
         Prepend a row of zeros for a class token, as MAE does.
     column_first : bool
         Column features first (MAE's reference code) or row features first.
+    frequency_rule : {"mae", "big_vision"}
+        ``ω_j = base^(-j/(dim/4))`` (MAE, MoCo v3) or ``base^(-j/(dim/4 − 1))`` (big_vision;
+        needs ``dim >= 8``).
     dtype : torch.dtype
         Output dtype (computed in float64).
 
@@ -135,10 +145,14 @@ def sincos_2d_table(
         raise TypeError(f"cls_token must be a bool, got {cls_token!r}")
     if not isinstance(column_first, bool):
         raise TypeError(f"column_first must be a bool, got {column_first!r}")
+    frequency_rule = check_choice(frequency_rule, "frequency_rule", ("mae", "big_vision"))
+    if frequency_rule == "big_vision" and dim < 8:
+        raise ValueError(f"frequency_rule 'big_vision' needs dim >= 8 (dim/4 − 1 > 0), got {dim}")
     check_size(("grid_h", grid_h), ("grid_w", grid_w), ("dim", dim), what="the 2-D table")
     rows, cols = patch_grid_positions(grid_h, grid_w)
+    denominator = dim // 4 - (frequency_rule == "big_vision")
     omega = torch.tensor(base, dtype=torch.float64) ** (
-        -torch.arange(dim // 4, dtype=torch.float64) / (dim // 4)
+        -torch.arange(dim // 4, dtype=torch.float64) / denominator
     )
     a_r, a_c = torch.outer(rows, omega), torch.outer(cols, omega)
     row_half = torch.cat((a_r.sin(), a_r.cos()), dim=-1)
@@ -606,24 +620,31 @@ def apply_mrope(
 # --- multimodal position ids ---------------------------------------------------------------------
 
 _KINDS = ("text", "image", "video")
-_RESUME_RULES = ("grid", "max")
+_RESUME_RULES = ("max", "grid")
+_PADDING_SIDES = ("left", "right")
+
+# One segment, checked: kind, t (or the text length), h, w, and the time spacing — ``None`` (1 per
+# temporal patch, exact integers), ``(interval,)`` or ``(tokens_per_second, seconds_per_grid)``.
+_Segment = tuple[str, int, int, int, tuple[float, ...] | None]
 
 
-def _check_segment(i: int, seg: object, merge: int) -> tuple[str, int, int, int, float]:
+def _check_segment(i: int, seg: object, merge: int) -> _Segment:
     name = f"segments[{i}]"
     if not isinstance(seg, tuple) or not seg or not isinstance(seg[0], str):
         raise TypeError(
-            f"{name} must be a tuple ('text', n), ('image', t, h, w) or "
-            f"('video', t, h, w[, time_interval]), got {seg!r}"
+            f"{name} must be a tuple ('text', n), ('image', t, h, w) or ('video', t, h, w"
+            f"[, time_interval | , tokens_per_second, seconds_per_grid]), got {seg!r}"
         )
     kind = check_choice(seg[0], f"{name}[0]", _KINDS)
     if kind == "text":
         if len(seg) != 2:
             raise ValueError(f"{name} must be ('text', n), got {seg!r}")
-        return kind, check_length(seg[1], f"{name} length"), 0, 0, 1.0
-    sizes = {"image": (4,), "video": (4, 5)}[kind]
+        return kind, check_length(seg[1], f"{name} length"), 0, 0, None
+    sizes = {"image": (4,), "video": (4, 5, 6)}[kind]
     if len(seg) not in sizes:
-        form = "('image', t, h, w)" if kind == "image" else "('video', t, h, w[, time_interval])"
+        form = ("('image', t, h, w)" if kind == "image" else
+                "('video', t, h, w), ('video', t, h, w, time_interval) or "
+                "('video', t, h, w, tokens_per_second, seconds_per_grid)")
         raise ValueError(f"{name} must be {form}, got {seg!r}")
     t, h, w = (check_positive_int(v, f"{name} grid {a}")
                for v, a in zip(seg[1:4], "thw", strict=True))
@@ -632,73 +653,187 @@ def _check_segment(i: int, seg: object, merge: int) -> tuple[str, int, int, int,
             f"{name} grid h and w must be multiples of spatial_merge_size = {merge}, "
             f"got h = {h}, w = {w}"
         )
-    interval = 1.0
+    spacing: tuple[float, ...] | None = None
     if len(seg) == 5:
-        interval = check_positive(seg[4], f"{name} time_interval")
+        spacing = (check_positive(_scalar(seg[4]), f"{name} time_interval"),)
+    elif len(seg) == 6:
+        spacing = (check_positive(_scalar(seg[4]), f"{name} tokens_per_second"),
+                   check_positive(_scalar(seg[5]), f"{name} seconds_per_grid"))
     check_size((f"{name} grid t", t), (f"{name} grid h", h), (f"{name} grid w", w))
-    return kind, t, h, w, interval
+    return kind, t, h, w, spacing
 
 
-def mrope_position_ids(
-    segments: Sequence[tuple[object, ...]], *, spatial_merge_size: int = 2, resume: str = "grid"
-) -> tuple[torch.Tensor, int]:
-    """The ``(3, seq)`` M-RoPE ids of a text / image / video sequence, as ``get_rope_index``.
+def _scalar(value: object) -> object:
+    """A one-element tensor (a processor's ``second_per_grid_ts[i]``) as a Python number."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype.is_floating_point:
+        return value.item()
+    return value
 
-    Text of ``n`` tokens takes ids ``p, p+1, …`` on all three axes and moves ``p`` on by ``n``.
-    An image or video grid ``(t, h, w)`` of patches becomes ``t·(h/m)·(w/m)`` tokens (``m`` the
-    spatial merge size) with ids time ``p + ⌊k·τ⌋`` for frame ``k`` (``τ`` the time interval: 1
-    for images and Qwen2-VL, ``tokens_per_second · seconds_per_grid`` for Qwen2.5-VL videos),
-    height ``p + row``, width ``p + col``. Then, with ``resume="grid"`` (transformers 5.25),
-    ``p`` moves on by ``max(h, w) / m`` — *not* by the number of tokens, and not by the number
-    of frames; with ``resume="max"`` (transformers 4.x, the code the Qwen2-VL and Qwen2.5-VL
-    checkpoints were released with) the next segment starts at the largest id so far plus one.
-    The two agree for images and single frames and differ for videos whose last time id
-    ``⌊(t−1)·τ⌋`` reaches ``max(h, w) / m``.
 
-    Parameters
-    ----------
-    segments : sequence of tuple
-        In order: ``("text", n)``, ``("image", t, h, w)`` or ``("video", t, h, w[, time_interval])``
-        with the grid in patches, as ``image_grid_thw`` / ``video_grid_thw``. For Qwen3-VL give
-        each temporal patch as its own ``("video", 1, h, w)`` between its timestamp text
-        segments, as its ``get_rope_index`` splits ``video_grid_thw``.
-    spatial_merge_size : int
-        ``m`` (2 in the Qwen-VL models).
-    resume : {"grid", "max"}
-        Where the segment after an image or video starts: ``p + max(h, w) / m``
-        (transformers 5.25) or the largest id so far plus one (transformers 4.x).
+def _time_offsets(t: int, spacing: tuple[float, ...] | None) -> torch.Tensor:
+    """Time ids of a grid's ``t`` temporal patches, before the start offset, as transformers 5.25.
 
-    Returns
-    -------
-    tuple
-        ``position_ids`` of shape ``(3, seq)``, int64, and ``rope_delta`` = ``max id + 1 − seq``,
-        the shift transformers adds to ``arange`` positions of tokens generated after the prompt.
+    ``get_vision_position_ids`` computes ``(arange(t) * time_interval).long()`` with
+    ``time_interval = tokens_per_second * second_per_grid_ts[i]`` a float32 tensor: the product,
+    then each patch's multiple, are rounded to float32 and truncated — at 25 frames per second
+    (``2/25`` s per patch in float32) and 2 tokens per second, patch 25 gets ``⌊25 · 0.16⌋ = 4``
+    where a float64 product of the float32 seconds gives 3.
     """
-    merge = check_positive_int(spatial_merge_size, "spatial_merge_size")
-    resume = check_choice(resume, "resume", _RESUME_RULES)
-    if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
-        raise TypeError(f"segments must be a sequence of tuples, got {type(segments).__name__}")
-    parsed = [_check_segment(i, seg, merge) for i, seg in enumerate(segments)]
-    total = sum(a if kind == "text" else a * (h // merge) * (w // merge)
-                for kind, a, h, w, _ in parsed)
-    check_size(("3", 3), ("the sequence length", total), what="the position ids")
-    if total == 0:
-        raise ValueError("segments must hold at least one token")
+    frames = torch.arange(t)
+    if spacing is None:
+        return frames
+    if len(spacing) == 1:
+        interval = torch.tensor(spacing[0], dtype=torch.float32)
+    else:
+        tokens_per_second, seconds = spacing
+        interval = torch.tensor(tokens_per_second, dtype=torch.float32) * torch.tensor(
+            seconds, dtype=torch.float32)
+    return (frames.to(torch.float32) * interval).long()
+
+
+def _check_adjacent(parsed: list[_Segment]) -> None:
+    for i in range(1, len(parsed)):
+        if parsed[i][0] != "text" and parsed[i][0] == parsed[i - 1][0]:
+            raise ValueError(
+                f"segments[{i - 1}] and segments[{i}] are two {parsed[i][0]}s with no text "
+                "between: "
+                "real prompts separate them with <vision_start>/<vision_end> tokens, and "
+                "get_rope_index would read two adjacent grids as one; put a ('text', n) between"
+            )
+
+
+def _row_ids(parsed: list[_Segment], merge: int, resume: str) -> torch.Tensor:
     parts: list[torch.Tensor] = []
     p = 0
-    for kind, a, h, w, interval in parsed:
+    for kind, a, h, w, spacing in parsed:
         if kind == "text":
             parts.append(torch.arange(p, p + a).expand(3, -1))
             p += a
             continue
         gh, gw = h // merge, w // merge
-        # the time id is truncated after the multiply, as transformers' .long() does
-        times = (torch.arange(a, dtype=torch.float64) * interval).long() + p
+        times = _time_offsets(a, spacing) + p
         tt, hh, ww = torch.meshgrid(times, torch.arange(gh) + p, torch.arange(gw) + p,
                                     indexing="ij")
         parts.append(torch.stack((tt, hh, ww)).reshape(3, -1))
-        # 5.25 skips the grid's longer side; 4.x restarted after the largest id (for a video
-        # with long time spacing that is far beyond the grid)
-        p = p + max(h, w) // merge if resume == "grid" else int(parts[-1].max()) + 1
-    ids = torch.cat(parts, dim=1)
+        # 4.x (and the checkpoints' training) restart after the largest id, for a video with long
+        # time spacing far beyond the grid; 5.3+ skips the grid's longer side only
+        p = int(parts[-1].max()) + 1 if resume == "max" else p + max(h, w) // merge
+    return torch.cat(parts, dim=1)
+
+
+def _parse(segments: object, merge: int, name: str = "segments") -> list[_Segment]:
+    if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
+        raise TypeError(f"{name} must be a sequence of tuples, got {type(segments).__name__}")
+    parsed = [_check_segment(i, seg, merge) for i, seg in enumerate(segments)]
+    _check_adjacent(parsed)
+    total = sum(a if kind == "text" else a * (h // merge) * (w // merge)
+                for kind, a, h, w, _ in parsed)
+    check_size(("3", 3), ("the sequence length", total), what="the position ids")
+    if total == 0:
+        raise ValueError(f"{name} must hold at least one token")
+    return parsed
+
+
+def mrope_position_ids(
+    segments: Sequence[tuple[object, ...]], *, spatial_merge_size: int = 2, resume: str = "max"
+) -> tuple[torch.Tensor, int]:
+    """The ``(3, seq)`` M-RoPE ids of a text / image / video sequence, as ``get_rope_index``.
+
+    Text of ``n`` tokens takes ids ``p, p+1, …`` on all three axes and moves ``p`` on by ``n``.
+    An image or video grid ``(t, h, w)`` of patches becomes ``t·(h/m)·(w/m)`` tokens (``m`` the
+    spatial merge size) with ids time ``p + ⌊k·τ⌋`` for temporal patch ``k`` (``τ`` the time
+    interval: 1 for images and Qwen2-VL, ``tokens_per_second · seconds_per_grid`` for Qwen2.5-VL
+    videos, computed in float32 as the model does), height ``p + row``, width ``p + col``. Then,
+    with ``resume="max"`` (the default: transformers 4.x up to 5.2, the rule the Qwen2-VL and
+    Qwen2.5-VL checkpoints were trained with, "the maximum position ID of the preceding
+    modality" plus one) the next segment starts at the largest id so far plus one; with
+    ``resume="grid"`` (transformers 5.3 and later, checked on 5.25) ``p`` moves on by
+    ``max(h, w) / m`` — not by the number of tokens, and not by the number of frames. The two
+    agree for images and single frames and differ for videos whose last time id
+    ``⌊(t−1)·τ⌋`` reaches ``max(h, w) / m``.
+
+    Real prompts wrap every image and video in ``<vision_start>`` / ``<vision_end>`` text tokens;
+    two grids of the same kind with no text between are refused, because ``get_rope_index``
+    groups adjacent tokens of one type and would read them as one grid.
+
+    Parameters
+    ----------
+    segments : sequence of tuple
+        In order: ``("text", n)``, ``("image", t, h, w)``, ``("video", t, h, w)``,
+        ``("video", t, h, w, time_interval)`` or ``("video", t, h, w, tokens_per_second,
+        seconds_per_grid)``, with the grid in patches, as ``image_grid_thw`` /
+        ``video_grid_thw``; ``seconds_per_grid`` may be the processor's float32
+        ``second_per_grid_ts[i]``. For Qwen3-VL give each temporal patch as its own
+        ``("video", 1, h, w)`` between its timestamp text segments, as its ``get_rope_index``
+        splits ``video_grid_thw``.
+    spatial_merge_size : int
+        ``m`` (2 in the Qwen-VL models).
+    resume : {"max", "grid"}
+        Where the segment after an image or video starts: the largest id so far plus one
+        (transformers ≤ 5.2, the released checkpoints) or ``p + max(h, w) / m``
+        (transformers ≥ 5.3).
+
+    Returns
+    -------
+    tuple
+        ``position_ids`` of shape ``(3, seq)``, int64, and ``rope_delta`` = ``max id + 1 − seq``,
+        the shift transformers adds to ``arange`` positions of tokens generated after the prompt
+        when it rebuilds ids from the cache length (a ``forward`` without ``position_ids``);
+        ``generate`` instead continues from the prompt's last id plus one.
+    """
+    merge = check_positive_int(spatial_merge_size, "spatial_merge_size")
+    resume = check_choice(resume, "resume", _RESUME_RULES)
+    ids = _row_ids(_parse(segments, merge), merge, resume)
     return ids, int(ids.max()) + 1 - ids.shape[1]
+
+
+def mrope_position_ids_batch(
+    rows: Sequence[Sequence[tuple[object, ...]]],
+    *,
+    padding_side: str = "left",
+    spatial_merge_size: int = 2,
+    resume: str = "max",
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """M-RoPE ids of a padded batch, as ``get_rope_index`` with an ``attention_mask``.
+
+    Each row is numbered alone by :func:`mrope_position_ids` and placed after (``"left"``) or
+    before (``"right"``) its padding; padding slots get id 0 on every axis, as transformers
+    leaves them.
+
+    Parameters
+    ----------
+    rows : sequence of sequences of tuple
+        One segment list per row, as for :func:`mrope_position_ids`.
+    padding_side : {"left", "right"}
+        Where the padding goes.
+    spatial_merge_size : int
+        ``m`` (2 in the Qwen-VL models).
+    resume : {"max", "grid"}
+        As for :func:`mrope_position_ids`.
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        ``position_ids`` of shape ``(3, batch, seq)``, ``attention_mask`` of shape
+        ``(batch, seq)`` (1 on real tokens) and ``rope_deltas`` of shape ``(batch, 1)``, all int64;
+        ``seq`` is the longest row's length.
+    """
+    merge = check_positive_int(spatial_merge_size, "spatial_merge_size")
+    resume = check_choice(resume, "resume", _RESUME_RULES)
+    padding_side = check_choice(padding_side, "padding_side", _PADDING_SIDES)
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) or len(rows) == 0:
+        raise TypeError(f"rows must be a non-empty sequence of segment lists, got {rows!r:.80}")
+    each = [_row_ids(_parse(row, merge, f"rows[{b}]"), merge, resume)
+            for b, row in enumerate(rows)]
+    seq = max(ids.shape[1] for ids in each)
+    check_size(("3", 3), ("batch", len(each)), ("seq", seq), what="the batch's position ids")
+    position_ids = torch.zeros(3, len(each), seq, dtype=torch.long)
+    mask = torch.zeros(len(each), seq, dtype=torch.long)
+    deltas = torch.zeros(len(each), 1, dtype=torch.long)
+    for b, ids in enumerate(each):
+        n = ids.shape[1]
+        span = slice(seq - n, seq) if padding_side == "left" else slice(0, n)
+        position_ids[:, b, span] = ids
+        mask[b, span] = 1
+        deltas[b, 0] = int(ids.max()) + 1 - n
+    return position_ids, mask, deltas

@@ -11,12 +11,14 @@ Chapter 12's library. Each function is the one-line rule a serving or training s
 - :func:`rerotate_keys` — a RoPE key cached at position ``p`` becomes the key at ``p + shift`` by
   one more rotation (llama.cpp's K-shift, StreamingLLM's positions within the cache);
 - :func:`sink_softmax` — gpt-oss's learned attention sinks: one extra logit per head in the
-  softmax, dropped afterwards, so a query's weights may sum to less than one.
+  softmax, dropped afterwards, so a query's weights may sum to less than one;
+- :func:`audit_positions` — every trap above, flagged on a batch before it reaches a model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -31,6 +33,9 @@ from ._validation import (
 from .rope import CONVENTIONS, apply_rope_complex, apply_rope_half, apply_rope_interleaved
 
 __all__ = [
+    "AUDIT_CODES",
+    "PositionIssue",
+    "audit_positions",
     "packed_causal_mask",
     "packed_document_ids",
     "packed_position_ids",
@@ -158,32 +163,61 @@ def packed_causal_mask(lengths: Sequence[int] | torch.Tensor) -> torch.Tensor:
     return same_document & torch.ones(total, total, dtype=torch.bool).tril()
 
 
-def sliding_window_mask(seq_len: int, window: int) -> torch.Tensor:
-    """Causal sliding-window mask: query ``i`` sees keys ``j`` with ``i − window < j <= i``.
+def sliding_window_mask(
+    seq_len: int,
+    window: int,
+    *,
+    offset: int = 0,
+    lengths: Sequence[int] | torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Causal sliding-window mask: a query at ``m`` sees keys ``n`` with ``m − window < n <= m``.
 
     ``window`` counts keys *including the query's own*, as Hugging Face's masks do
-    (``kv_idx > q_idx − sliding_window``); a query therefore sees ``min(i + 1, window)`` keys.
-    The other convention in circulation, ``i − window <= j <= i`` (``window + 1`` keys, as in
+    (``kv_idx > q_idx − sliding_window``); a query therefore sees ``min(m + 1, window)`` keys.
+    The other convention in circulation, ``m − window <= n <= m`` (``window + 1`` keys, as in
     Mistral's original reference code), is ``sliding_window_mask(seq_len, window + 1)``.
+
+    With ``offset`` cached positions before the queries (decoding one token, a prefill chunk, a
+    cached prefix), the ``seq_len`` queries sit at positions ``offset … offset + seq_len − 1`` and
+    the keys at ``0 … offset + seq_len − 1``. With ``lengths`` (a packed row) a query also sees
+    only keys of its own document: the window and the document mask, both at once.
 
     Parameters
     ----------
     seq_len : int
-        Number of positions (>= 0).
+        Number of queries (>= 0).
     window : int
         Keys per query, the query's own included (>= 1).
+    offset : int
+        Positions already in the cache before the first query (>= 0).
+    lengths : sequence of int or 1-D integer tensor, optional
+        Document lengths of a packed row, summing to ``offset + seq_len``.
 
     Returns
     -------
     torch.Tensor
-        Shape ``(seq_len, seq_len)``, bool, ``True`` where a query may attend.
+        Shape ``(seq_len, offset + seq_len)``, bool, ``True`` where a query may attend.
     """
     seq_len = check_length(seq_len, "seq_len")
     window = check_int(window, "window", minimum=1, what="a positive integer (keys per query)")
-    check_size(("seq_len", seq_len), ("seq_len", seq_len), what="the (seq_len, seq_len) mask")
-    offset = torch.arange(seq_len)[:, None] - torch.arange(seq_len)[None, :]
+    offset = check_int(
+        offset, "offset", minimum=0, what="a non-negative integer (cached positions)"
+    )
+    k_len = offset + seq_len
+    check_size(("seq_len", seq_len), ("offset + seq_len", k_len), what="the (seq_len, k_len) mask")
+    distance = (torch.arange(seq_len)[:, None] + offset) - torch.arange(k_len)[None, :]
     # A window wider than the sequence never binds; clamping keeps 2**70 out of an int64 compare.
-    return (offset >= 0) & (offset < min(window, seq_len + 1))
+    mask = (distance >= 0) & (distance < min(window, k_len + 1))
+    if lengths is not None:
+        values = _lengths(lengths)
+        if sum(values) != k_len:
+            raise ValueError(
+                f"lengths must sum to offset + seq_len = {k_len} (every key's document), "
+                f"got sum(lengths) = {sum(values)}"
+            )
+        docs = packed_document_ids(values)
+        mask &= docs[offset:, None] == docs[None, :]
+    return mask
 
 
 _APPLY = {
@@ -200,6 +234,7 @@ def rerotate_keys(
     base: float | None = None,
     inv_freq: torch.Tensor | None = None,
     convention: str = "half",
+    rotary_dim: int | None = None,
 ) -> torch.Tensor:
     """Move cached RoPE keys by ``shift`` positions: one more rotation by ``shift·θᵢ`` per pair.
 
@@ -210,6 +245,24 @@ def rerotate_keys(
     (dynamic NTK, LongRoPE's short/long switch) a shift is not enough. It moves *positions*
     exactly; in every layer but the first, a cached key's content still remembers tokens that were
     evicted, so a shifted cache is not a recomputation of the shortened text.
+
+    With ``shift`` a ``(seq,)`` tensor of absolute positions and unrotated keys, the same call
+    applies the *first* rotation; with a frequency difference as ``inv_freq`` it corrects each key
+    for a change of frequencies (dynamic NTK).
+
+    ``convention`` must be the layout *of the cache*, which is not always the checkpoint's:
+
+    - Llama, Mistral, Qwen, Gemma in transformers: ``"half"`` (``rotate_half``);
+    - GPT-J in transformers, llama.cpp's ``LLAMA_ROPE_TYPE_NORM`` models: ``"interleaved"``;
+    - Meta's Llama ``model.py`` (complex pairs): ``"complex"``, the same numbers as
+      ``"interleaved"``;
+    - DeepSeek-V2/V3 (MLA) in transformers 5.25: ``"half"``, although ``rope_interleave=True``:
+      its ``apply_rotary_pos_emb_interleave`` reads the pairs ``(2i, 2i+1)`` and writes the
+      rotated key de-interleaved, ``[x_even | x_odd]``; the cache holds the latent in
+      ``layer.keys`` and this rotary key alone in ``layer.values``. DeepSeek's own ``model.py``
+      caches ``k_pe`` in the interleaved (complex) layout;
+    - partial rotary (GPT-NeoX, Phi-2, Qwen3.5): the first ``rotary_dim`` features, in that model's
+      pairing; pass ``rotary_dim``.
 
     Parameters
     ----------
@@ -223,6 +276,10 @@ def rerotate_keys(
         Shape ``(dim // 2,)``: the inverse frequencies the keys were rotated with.
     convention : str
         ``"half"`` (Hugging Face / GPT-NeoX), ``"interleaved"`` (GPT-J) or ``"complex"`` (Meta).
+    rotary_dim : int, optional
+        Rotate only the first ``rotary_dim`` features (even, ``2 <= rotary_dim <= dim``) and leave
+        the rest untouched, as partial-rotary models do; ``inv_freq`` then has
+        ``rotary_dim // 2`` entries. Default: all ``dim`` features.
 
     Returns
     -------
@@ -249,9 +306,21 @@ def rerotate_keys(
         positions = torch.full((seq,), float(shift), dtype=torch.float64)
     if base is not None and inv_freq is not None:
         raise ValueError("pass either base or inv_freq, not both")
+    dim = keys.shape[-1]
+    if rotary_dim is not None:
+        rotary_dim = check_int(rotary_dim, "rotary_dim", minimum=2, what="an even integer >= 2")
+        if rotary_dim % 2 or rotary_dim > dim:
+            raise ValueError(
+                f"rotary_dim must be even and at most the key size {dim}, got {rotary_dim}"
+            )
+    else:
+        rotary_dim = dim
+    rot, rest = keys[..., :rotary_dim], keys[..., rotary_dim:]
     if inv_freq is not None:
-        return _APPLY[convention](keys, positions, inv_freq=inv_freq)
-    return _APPLY[convention](keys, positions, base=10000.0 if base is None else base)
+        rot = _APPLY[convention](rot, positions, inv_freq=inv_freq)
+    else:
+        rot = _APPLY[convention](rot, positions, base=10000.0 if base is None else base)
+    return torch.cat((rot, rest), dim=-1) if rest.shape[-1] else rot
 
 
 def sink_softmax(logits: torch.Tensor, sink_logits: torch.Tensor) -> torch.Tensor:
@@ -287,3 +356,209 @@ def sink_softmax(logits: torch.Tensor, sink_logits: torch.Tensor) -> torch.Tenso
     sinks = sink_logits.to(logits.dtype)[:, None, None].expand(*logits.shape[:-1], 1)
     combined = torch.cat([logits, sinks], dim=-1)
     return torch.softmax(combined, dim=-1)[..., :-1]
+
+
+# --- the position-id audit ------------------------------------------------------------------------
+
+AUDIT_CODES = (
+    "padding-without-ids",
+    "right-padding-generate",
+    "ids-disagree-with-mask",
+    "packed-with-2d-mask",
+    "packed-with-cache",
+    "dynamic-ntk-with-cache",
+    "longrope-switch-with-cache",
+)
+"""What :func:`audit_positions` can flag, each a trap chapter 12 measures on a real model."""
+
+_ROPE_TYPES = ("default", "linear", "yarn", "dynamic", "longrope", "llama3", "none")
+
+
+@dataclass(frozen=True)
+class PositionIssue:
+    """One trap found by :func:`audit_positions`: its code, the rows it hits and what goes wrong."""
+
+    code: str
+    rows: tuple[int, ...]
+    message: str
+
+
+def _int_matrix(x: object, name: str, batch: int | None = None) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a (batch, seq) integer torch.Tensor, got {_describe(x)}")
+    if x.dtype.is_floating_point or x.dtype.is_complex:
+        raise TypeError(f"{name} must hold integers, got dtype {x.dtype}")
+    if x.ndim != 2:
+        raise ValueError(f"{name} must have shape (batch, seq), got shape {tuple(x.shape)}")
+    if batch is not None and x.shape[0] != batch:
+        raise ValueError(
+            f"{name} must have batch size {batch} (as input_ids), got shape {tuple(x.shape)}"
+        )
+    return x.long()
+
+
+def audit_positions(
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+    position_ids: torch.Tensor | None = None,
+    *,
+    cache_length: int = 0,
+    use_cache: bool = True,
+    generate: bool = False,
+    rope_type: str = "default",
+    original_max_position: int | None = None,
+) -> list[PositionIssue]:
+    """Flag the position traps of a batch about to go through a transformers causal LM.
+
+    Each code of :data:`AUDIT_CODES` is a failure chapter 12 measures (transformers 5.25):
+
+    - ``padding-without-ids``: a padded 2-D mask, no ``position_ids``, a ``forward`` of your own:
+      the model numbers columns, pads included (wrong on the prompt for absolute encodings, on the
+      first token after right padding for RoPE);
+    - ``right-padding-generate``: ``generate`` on a row that ends in padding continues the ids
+      from the last pad's 0 (the new token gets id 1) and predicts from a pad slot's logits;
+    - ``ids-disagree-with-mask``: given ``position_ids`` on real tokens differ from the real
+      tokens counted by the mask (cache included) — a chunked prefill or a cached prefix that
+      restarts at 0, or a batch numbered by columns;
+    - ``packed-with-2d-mask``: ids restart inside a row (packing) but a 2-D ``attention_mask`` is
+      given — even all ones, as a tokenizer returns it — so the mask builder does not infer
+      document boundaries and documents attend to each other;
+    - ``packed-with-cache``: packing with a cache (``use_cache`` on, the config default): the same
+      inference is skipped on the mask-based backends (eager, SDPA);
+    - ``dynamic-ntk-with-cache``: dynamic NTK past its training length with a cache: keys cached
+      with the old frequencies are never re-rotated;
+    - ``longrope-switch-with-cache``: a step that crosses LongRoPE's original length with keys
+      cached below it (transformers' Phi-3 ``generate`` re-prefills; a loop of your own does not).
+
+    A 4-D ``attention_mask`` is taken to be an explicit (block) mask and silences the packing
+    codes.
+
+    Parameters
+    ----------
+    input_ids : torch.Tensor
+        Shape ``(batch, seq)``, integer: the tokens of this step (after ``cache_length`` cached).
+    attention_mask : torch.Tensor, optional
+        Shape ``(batch, seq)`` or ``(batch, cache_length + seq)``, 0/1 (the 2-D mask, covering the
+        cache as transformers expects when decoding), or 4-D ``(batch, 1, seq, k_len)``.
+    position_ids : torch.Tensor, optional
+        Shape ``(batch, seq)`` or ``(1, seq)``, integer: the ids passed to ``forward``.
+    cache_length : int
+        Tokens already in the KV cache (>= 0).
+    use_cache : bool
+        Whether the forward builds a cache (transformers' default: the config's ``use_cache``).
+    generate : bool
+        The batch goes through ``generate`` (which computes ids from the mask itself).
+    rope_type : str
+        ``rope_parameters["rope_type"]``: one of ``"default"``, ``"linear"``, ``"yarn"``,
+        ``"dynamic"``, ``"longrope"``, ``"llama3"`` or ``"none"``.
+    original_max_position : int, optional
+        The training length, required for ``"dynamic"`` and ``"longrope"``.
+
+    Returns
+    -------
+    list of PositionIssue
+        Empty when none of the traps applies.
+    """
+    ids = _int_matrix(input_ids, "input_ids")
+    batch, seq = ids.shape
+    if seq == 0:
+        raise ValueError("input_ids must hold at least one token per row, got seq = 0")
+    cache_length = check_int(cache_length, "cache_length", minimum=0,
+                             what="a non-negative integer (tokens in the cache)")
+    for switch, name in ((use_cache, "use_cache"), (generate, "generate")):
+        if not isinstance(switch, bool):
+            raise TypeError(f"{name} must be a bool, got {_describe(switch)}")
+    rope_type = check_choice(rope_type, "rope_type", _ROPE_TYPES)
+    limit = 0  # the training length, for the two RoPE types that switch at it
+    if rope_type in ("dynamic", "longrope"):
+        if original_max_position is None:
+            raise ValueError(f"rope_type {rope_type!r} needs original_max_position (the training "
+                             "length)")
+        limit = check_int(original_max_position, "original_max_position",
+                          minimum=1, what="a positive integer")
+    explicit_mask = False
+    if attention_mask is None:
+        full_mask = torch.ones(batch, cache_length + seq, dtype=torch.long)
+    elif isinstance(attention_mask, torch.Tensor) and attention_mask.ndim == 4:
+        if attention_mask.shape[0] not in (1, batch) or attention_mask.shape[-2] != seq:
+            raise ValueError(
+                f"a 4-D attention_mask must have shape (batch, heads, seq, k_len) with batch "
+                f"{batch} (or 1) and seq {seq}, got {tuple(attention_mask.shape)}"
+            )
+        explicit_mask = True
+        full_mask = torch.ones(batch, cache_length + seq, dtype=torch.long)
+    else:
+        mask = _int_matrix(attention_mask, "attention_mask", batch)
+        if not bool(((mask == 0) | (mask == 1)).all()):
+            raise ValueError("attention_mask must hold only 0 and 1")
+        if mask.shape[1] == cache_length + seq:
+            full_mask = mask
+        elif mask.shape[1] == seq:
+            full_mask = torch.cat([torch.ones(batch, cache_length, dtype=torch.long), mask], 1)
+        else:
+            raise ValueError(
+                f"attention_mask must cover seq = {seq} or cache_length + seq = "
+                f"{cache_length + seq} columns, got {mask.shape[1]}"
+            )
+        if bool((full_mask.sum(-1) == 0).any()):
+            raise ValueError("attention_mask has a row with no real token")
+    if position_ids is not None:
+        position_ids = _int_matrix(position_ids, "position_ids")
+        if position_ids.shape[0] not in (1, batch) or position_ids.shape[1] != seq:
+            raise ValueError(
+                f"position_ids must have shape ({batch}, {seq}) or (1, {seq}), "
+                f"got {tuple(position_ids.shape)}"
+            )
+        if bool((position_ids < 0).any()):
+            raise ValueError("position_ids must be >= 0")
+        position_ids = position_ids.expand(batch, seq)
+
+    issues: list[PositionIssue] = []
+
+    def flag(code: str, rows: torch.Tensor | list[int], message: str) -> None:
+        rows = [int(r) for r in (rows.nonzero().flatten() if isinstance(rows, torch.Tensor)
+                                 else rows)]
+        if rows:
+            issues.append(PositionIssue(code, tuple(rows), message))
+
+    real = full_mask[:, -seq:].bool()
+    padded = (full_mask == 0).any(-1)
+    if generate:
+        flag("right-padding-generate", full_mask[:, -1] == 0,
+             "generate on a right-padded row: the new token gets id 1 (the last pad's 0 + 1) "
+             "and is predicted from a pad slot; pad on the left")
+    elif position_ids is None and attention_mask is not None and not explicit_mask:
+        flag("padding-without-ids", padded,
+             "padded rows without position_ids: forward numbers columns, pads included; pass "
+             "position_ids_from_mask(attention_mask)")
+    packed = torch.zeros(batch, dtype=torch.bool)
+    if position_ids is not None:
+        step = position_ids[:, 1:] - position_ids[:, :-1]
+        both_real = real[:, 1:] & real[:, :-1]
+        packed = ((step <= 0) & both_real).any(-1)
+        expected = position_ids_from_mask(full_mask)[:, -seq:]
+        disagree = ((position_ids != expected) & real).any(-1) & ~packed
+        flag("ids-disagree-with-mask", disagree,
+             "position_ids differ from the real tokens counted by the mask (cache included): "
+             "expected position_ids_from_mask(mask)[:, -seq:], e.g. a chunk or cached prefix "
+             "must continue at the number of cached real tokens")
+        if not explicit_mask:
+            if attention_mask is not None:
+                flag("packed-with-2d-mask", packed,
+                     "position ids restart inside the row (packing) but a 2-D attention_mask is "
+                     "given: transformers does not infer the documents, they attend to each other;"
+                     " pass packed_causal_mask as a 4-D mask or drop the 2-D mask")
+            if use_cache or cache_length > 0:
+                flag("packed-with-cache", packed,
+                     "packing with a cache: eager and SDPA masks skip the document inference; "
+                     "use_cache=False or an explicit packed_causal_mask")
+    total = cache_length + seq
+    if rope_type == "dynamic" and (use_cache or cache_length > 0) and total > limit:
+        flag("dynamic-ntk-with-cache", list(range(batch)),
+             f"dynamic NTK past its training length {limit} with a cache: "
+             "cached keys keep the old frequencies; re-prefill or correct each key")
+    if rope_type == "longrope" and not generate and 0 < cache_length <= limit < total:
+        flag("longrope-switch-with-cache", list(range(batch)),
+             f"this step crosses LongRoPE's original length {limit} with keys "
+             "cached under the short factors; drop the cache and prefill again")
+    return issues

@@ -22,6 +22,7 @@ from posenc_lib.multimodal import (
     mrope_axis_string,
     mrope_cos_sin,
     mrope_position_ids,
+    mrope_position_ids_batch,
     patch_grid_positions,
     rope_mixed_frequencies,
     sincos_2d_table,
@@ -382,7 +383,7 @@ def test_position_ids_equal_qwen2_vl_get_rope_index(segments: list[tuple]) -> No
     hf, delta = model.get_rope_index(
         input_ids, types, torch.tensor(images) if images else None,
         torch.tensor(videos) if videos else None)
-    ours, our_delta = mrope_position_ids(segments)
+    ours, our_delta = mrope_position_ids(segments, resume="grid")
     assert torch.equal(ours, hf[:, 0]) and our_delta == int(delta)
 
 
@@ -395,7 +396,7 @@ def test_position_ids_equal_qwen2_5_vl_with_video_time_spacing() -> None:
                                      second_per_grid_ts=torch.tensor(seconds))
     ours, our_delta = mrope_position_ids([
         ("text", 2), ("video", 3, 4, 4, 2 * seconds[0]), ("text", 1),
-        ("video", 4, 2, 2, 2 * seconds[1]), ("text", 2)])
+        ("video", 4, 2, 2, 2 * seconds[1]), ("text", 2)], resume="grid")
     assert torch.equal(ours, hf[:, 0]) and our_delta == int(delta)
     assert ours[0, 2:6].tolist() == [2, 2, 2, 2] and ours[0, 10:14].tolist() == [4] * 4
 
@@ -408,7 +409,9 @@ def test_position_ids_equal_qwen3_vl_with_timestamped_frames() -> None:
     input_ids, types = _tokens(segments)
     hf, delta = model.get_rope_index(input_ids, types, torch.tensor([[1, 2, 6]]),
                                      torch.tensor([[3, 4, 4]]))
-    ours, our_delta = mrope_position_ids(segments)
+    ours, our_delta = mrope_position_ids(segments, resume="grid")
+    # single frames: the two resume rules agree, so the released rule gives the same ids
+    assert torch.equal(ours, mrope_position_ids(segments)[0])
     assert torch.equal(ours, hf[:, 0]) and our_delta == int(delta)
 
 
@@ -450,14 +453,14 @@ def test_resume_max_equals_the_transformers_4x_loop(segments: list[tuple]) -> No
 
 def test_resume_rules_agree_on_images_and_part_on_long_videos() -> None:
     images = [("text", 3), ("image", 1, 4, 12), ("text", 1), ("image", 1, 6, 2), ("text", 2)]
-    assert torch.equal(mrope_position_ids(images)[0], mrope_position_ids(images, resume="max")[0])
+    assert torch.equal(mrope_position_ids(images, resume="grid")[0], mrope_position_ids(images)[0])
     # last time id ⌊(t−1)·τ⌋ = 8 >= max(h, w)/m = 2: 5.25 resumes at 2 + 2, 4.x at 2 + 8 + 1
     video = [("text", 2), ("video", 3, 4, 4, 4.0), ("text", 2)]
-    assert mrope_position_ids(video)[0][:, -2].tolist() == [4] * 3
-    assert mrope_position_ids(video, resume="max")[0][:, -2].tolist() == [11] * 3
+    assert mrope_position_ids(video, resume="grid")[0][:, -2].tolist() == [4] * 3
+    assert mrope_position_ids(video)[0][:, -2].tolist() == [11] * 3  # the default: 4.x, trained
     # ⌊(t−1)·τ⌋ = 1 < max(h, w)/m = 2: the rules agree
     short = [("text", 2), ("video", 2, 4, 4), ("text", 2)]
-    assert torch.equal(mrope_position_ids(short)[0], mrope_position_ids(short, resume="max")[0])
+    assert torch.equal(mrope_position_ids(short, resume="grid")[0], mrope_position_ids(short)[0])
 
 
 @given(t=st.integers(1, 6), tau=st.sampled_from([0.5, 1.0, 2.0, 4.0, 25.0]),
@@ -465,7 +468,7 @@ def test_resume_rules_agree_on_images_and_part_on_long_videos() -> None:
 def test_resume_rules_part_exactly_when_the_last_time_id_reaches_the_grid(
         t: int, tau: float, h: int, w: int, n: int) -> None:
     segments = [("text", n), ("video", t, 2 * h, 2 * w, tau), ("text", 1)]
-    new, _ = mrope_position_ids(segments)
+    new, _ = mrope_position_ids(segments, resume="grid")
     old, _ = mrope_position_ids(segments, resume="max")
     assert new[0, -1] == n + max(h, w)
     assert old[0, -1] == n + max(int((t - 1) * tau), h - 1, w - 1) + 1
@@ -513,6 +516,15 @@ def test_interleaved_section_transformers_would_silently_change_is_refused() -> 
     (lambda: mrope_position_ids([("video", 2, 2, 2, -1.0)]), ValueError, r"time_interval"),
     (lambda: mrope_position_ids([]), ValueError, r"at least one token"),
     (lambda: mrope_position_ids([("text", 2)], resume="last"), ValueError, r"resume must be"),
+    (lambda: mrope_position_ids([("video", 2, 2, 2, 2, 0.0)]), ValueError, r"seconds_per_grid"),
+    (lambda: mrope_position_ids([("video", 2, 2, 2, 2, 1, 3)]), ValueError, r"tokens_per_second"),
+    (lambda: mrope_position_ids([("image", 1, 2, 2), ("image", 1, 2, 2)]), ValueError,
+     r"segments\[0\] and segments\[1\] are two images with no text"),
+    (lambda: mrope_position_ids_batch([]), TypeError, r"rows must be a non-empty"),
+    (lambda: mrope_position_ids_batch([[("text", 1)]], padding_side="up"), ValueError,
+     r"padding_side must be"),
+    (lambda: mrope_position_ids_batch([[("text", 1)], [("image", 1, 3, 2)]]), ValueError,
+     r"rows\[1\]\[0\]|segments\[0\] grid h and w"),
 ])
 def test_bad_arguments_name_the_parameter(call, exc, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(exc, match=match):
@@ -530,8 +542,8 @@ def test_axes_figure_draws_the_library_axis_maps() -> None:
     for row, (_, section, inter, _) in zip(trace.z, MROPE_MODELS, strict=True):
         assert list(row) == mrope_axis_map(section, interleaved=inter).tolist()
     assert "".join(trace.text[0]) == "t" * 16 + "h" * 24 + "w" * 24
-    # each row's hover wavelengths use its own rope_theta: Qwen2-VL 1e6, Qwen3-VL 5e5
-    for row, theta in zip(trace.customdata, (1e6, 5e5), strict=True):
+    # each row's hover wavelengths use its own rope_theta: Qwen2-VL 1e6, released Qwen3-VL 5e6
+    for row, theta in zip(trace.customdata, (1e6, 5e6), strict=True):
         np.testing.assert_allclose(np.array(row, dtype=float),
                                    (2 * np.pi / P.rope_inv_freq(128, theta)).numpy(), rtol=1e-12)
     with pytest.raises(TypeError, match=r"models\[0\] must be a tuple"):
@@ -574,3 +586,66 @@ def test_position_ids_figure_draws_get_rope_index_ids_at_every_slider_step() -> 
     assert len(StaticFigure(fig).to_html().encode()) < 300_000
     # without an image there is nothing to slide
     assert not position_ids_figure([("text", 3), ("video", 2, 4, 4)]).layout.sliders
+
+
+@pytest.mark.parametrize("tokens_per_second", [2, 25])
+def test_video_time_ids_round_in_float32_as_qwen2_5_vl(tokens_per_second: int) -> None:
+    """25 fps: the processor's seconds per temporal patch 2/25 is float32, and get_rope_index
+    multiplies in float32; a float64 product of the same float32 number truncates one id lower."""
+    model = _model("qwen2_5_vl")
+    model.config.vision_config.tokens_per_second = tokens_per_second
+    seconds = torch.tensor([2 / 25], dtype=torch.float32)
+    segments = [("text", 1), ("video", 60, 2, 2), ("text", 1)]
+    input_ids, types = _tokens(segments)
+    hf, delta = model.get_rope_index(input_ids, types, None, torch.tensor([[60, 2, 2]]),
+                                     second_per_grid_ts=seconds)
+    ours, our_delta = mrope_position_ids(
+        [("text", 1), ("video", 60, 2, 2, tokens_per_second, seconds[0]), ("text", 1)],
+        resume="grid")
+    assert torch.equal(ours, hf[:, 0]) and our_delta == int(delta)
+    # exact arithmetic: patch k at 1 + floor(k * tokens_per_second * 2 / 25)
+    first = 1 if tokens_per_second == 25 else 25
+    assert int(ours[0, 1 + first]) == 1 + first * tokens_per_second * 2 // 25
+    float64 = (first * (tokens_per_second * float(seconds[0])))
+    assert 1 + int(float64) == int(ours[0, 1 + first]) - 1  # what a float64 product gives
+
+
+@pytest.mark.parametrize("padding_side", ["left", "right"])
+@pytest.mark.parametrize("name", ["qwen2_vl", "qwen2_5_vl"])
+def test_padded_batch_equals_get_rope_index_with_a_mask(name: str, padding_side: str) -> None:
+    model = _model(name)
+    video = ("video", 3, 4, 4) if name == "qwen2_vl" else ("video", 3, 4, 4, 2, 2.0)
+    rows = [[("text", 2), ("image", 1, 4, 6), ("text", 3)], [("text", 1), video, ("text", 2)],
+            [("text", 4)]]
+    ids, mask, deltas = mrope_position_ids_batch(rows, padding_side=padding_side, resume="grid")
+    types = torch.zeros_like(mask)
+    for b, row in enumerate(rows):
+        types[b, mask[b].bool()] = _tokens(row)[1][0]
+    kwargs = {"second_per_grid_ts": torch.tensor([2.0])} if name == "qwen2_5_vl" else {}
+    hf, hf_deltas = model.get_rope_index(
+        torch.zeros_like(mask), types, torch.tensor([[1, 4, 6]]), torch.tensor([[3, 4, 4]]),
+        attention_mask=mask, **kwargs)
+    assert torch.equal(ids, hf) and torch.equal(deltas, hf_deltas)
+    assert int(mask.sum()) == 11 + 15 + 4 and bool((ids[:, ~mask.bool()] == 0).all())
+    first_real = mask.argmax(-1)
+    assert first_real.tolist() == ([0, 0, 0] if padding_side == "right" else [4, 0, 11])
+    if name == "qwen2_5_vl":  # 2 tokens per second x 2 s: time ids 1, 5, 9 in row 1
+        assert sorted(set(ids[0, 1, 1:13].tolist())) == [1, 5, 9]
+
+
+@pytest.mark.parametrize(("h", "w", "dim"), [(3, 5, 16), (7, 4, 64), (4, 2, 8)])
+def test_big_vision_rule_equals_posemb_sincos_2d(h: int, w: int, dim: int) -> None:
+    """big_vision's models/vit.py posemb_sincos_2d, transcribed in NumPy."""
+    y, x = np.mgrid[:h, :w]
+    omega = 1.0 / (10_000.0 ** (np.arange(dim // 4) / (dim // 4 - 1)))
+    y = np.einsum("m,d->md", y.flatten(), omega)
+    x = np.einsum("m,d->md", x.flatten(), omega)
+    pe = np.concatenate([np.sin(x), np.cos(x), np.sin(y), np.cos(y)], axis=1)
+    ours = sincos_2d_table(h, w, dim, frequency_rule="big_vision", dtype=torch.float64)
+    np.testing.assert_allclose(ours.numpy(), pe, atol=1e-12, rtol=0)
+    mae = sincos_2d_table(h, w, dim, dtype=torch.float64)
+    assert np.abs(mae.numpy() - pe).max() > 1e-2  # the two rules are different tables
+    with pytest.raises(ValueError, match="frequency_rule"):
+        sincos_2d_table(h, w, dim, frequency_rule="moco")
+    with pytest.raises(ValueError, match="dim >= 8"):
+        sincos_2d_table(h, w, 4, frequency_rule="big_vision")

@@ -11,6 +11,8 @@ from transformers.models.gpt_oss import modeling_gpt_oss
 
 from posenc_lib import apply_rope_half, apply_rope_interleaved, rope_inv_freq
 from posenc_lib.serving import (
+    AUDIT_CODES,
+    audit_positions,
     packed_causal_mask,
     packed_document_ids,
     packed_position_ids,
@@ -211,3 +213,173 @@ def test_mask_gallery_rejects_bad_arguments() -> None:
         serving_masks_figure(windows=(0,))
     with pytest.raises(TypeError, match="lengths"):
         serving_masks_figure(None)
+
+
+@given(st.integers(1, 12), st.integers(0, 20), st.integers(1, 30))
+def test_sliding_window_with_an_offset_matches_transformers(seq: int, offset: int,
+                                                           window: int) -> None:
+    """Decoding / a prefill chunk: queries at offset … offset + seq − 1 over every cached key."""
+    rule = sliding_window_causal_mask_function(window)
+    q_idx = torch.arange(seq)[:, None] + offset
+    kv_idx = torch.arange(offset + seq)[None, :]
+    expected = rule(torch.tensor(0), torch.tensor(0), q_idx, kv_idx)
+    ours = sliding_window_mask(seq, window, offset=offset)
+    assert ours.shape == (seq, offset + seq) and torch.equal(ours, expected)
+    # the last rows of the square mask are the offset mask
+    assert torch.equal(sliding_window_mask(offset + seq, window)[offset:], ours)
+
+
+@given(st.lists(st.integers(1, 7), min_size=1, max_size=4), st.integers(1, 9))
+def test_sliding_window_composes_with_the_document_mask(lengths: list[int], window: int) -> None:
+    from transformers.masking_utils import and_masks, packed_sequence_mask_function
+
+    total = sum(lengths)
+    docs = packed_document_ids(lengths)[None]
+    rule = and_masks(sliding_window_causal_mask_function(window),
+                     packed_sequence_mask_function(docs))
+    index = torch.arange(total)
+    expected = rule(torch.tensor(0), torch.tensor(0), index[:, None], index[None, :])
+    ours = sliding_window_mask(total, window, lengths=lengths)
+    assert torch.equal(ours, expected)
+    assert torch.equal(ours, sliding_window_mask(total, window) & packed_causal_mask(lengths))
+    # the decoding rows of a packed row: the last document's last token
+    last = sliding_window_mask(1, window, offset=total - 1, lengths=lengths)
+    assert torch.equal(last, ours[-1:])
+
+
+def test_sliding_window_rejects_bad_offset_and_lengths() -> None:
+    with pytest.raises(ValueError, match="offset"):
+        sliding_window_mask(4, 2, offset=-1)
+    with pytest.raises(ValueError, match=r"lengths must sum to offset \+ seq_len = 6"):
+        sliding_window_mask(4, 2, offset=2, lengths=[3, 2])
+
+
+@settings(deadline=None)
+@given(st.integers(0, 100), st.integers(-50, 50), st.sampled_from([2, 4, 6]))
+def test_kshift_with_rotary_dim_leaves_the_unrotated_features(start: int, shift: int,
+                                                             rotary_dim: int) -> None:
+    generator = torch.Generator().manual_seed(start)
+    keys = torch.randn(3, 5, 10, dtype=torch.float64, generator=generator)
+    positions = torch.arange(start, start + 5, dtype=torch.float64)
+    inv_freq = rope_inv_freq(rotary_dim, 100.0).double()
+
+    def partial(x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        rot = apply_rope_half(x[..., :rotary_dim], pos, inv_freq=inv_freq)
+        return torch.cat((rot, x[..., rotary_dim:]), dim=-1)
+
+    moved = rerotate_keys(partial(keys, positions), shift, inv_freq=inv_freq, rotary_dim=rotary_dim)
+    assert torch.allclose(moved, partial(keys, positions + shift), atol=1e-10)
+    if shift:
+        whole = rerotate_keys(partial(keys, positions), shift, base=100.0)  # rotates all 10 dims
+        assert not torch.allclose(whole, partial(keys, positions + shift), atol=1e-3)
+
+
+def test_rerotate_keys_rejects_a_bad_rotary_dim() -> None:
+    with pytest.raises(ValueError, match="rotary_dim must be even and at most the key size 8"):
+        rerotate_keys(torch.randn(4, 8), 1, rotary_dim=10)
+    with pytest.raises(ValueError, match="rotary_dim must be even"):
+        rerotate_keys(torch.randn(4, 8), 1, rotary_dim=3)
+    with pytest.raises(TypeError, match="rotary_dim"):
+        rerotate_keys(torch.randn(4, 8), 1, rotary_dim=4.0)
+
+
+def test_deepseek_v3_cache_shifts_in_the_half_layout() -> None:
+    """transformers' MLA cache: the latent in keys, the rotary key in values, de-interleaved."""
+    from transformers import DeepseekV3Config, DeepseekV3ForCausalLM
+
+    torch.manual_seed(0)
+    config = DeepseekV3Config(
+        vocab_size=64, hidden_size=32, intermediate_size=64, moe_intermediate_size=16,
+        num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=4, n_routed_experts=4,
+        n_shared_experts=1, num_experts_per_tok=2, n_group=1, topk_group=1,
+        first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=None, qk_rope_head_dim=8,
+        qk_nope_head_dim=8, v_head_dim=8, rope_interleave=True, initializer_range=0.2,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    model = DeepseekV3ForCausalLM(config).eval()
+    row, keep = torch.arange(20, 32)[None], torch.tensor([0, 1, *range(6, 12)])
+    shift = torch.tensor([0.0, 0.0] + [-4.0] * 6)
+    inv_freq = model.model.rotary_emb.inv_freq.double()
+    errors = {}
+    with torch.no_grad():
+        fresh = model(torch.cat([row[:, keep], torch.tensor([[40]])], 1)).logits[0, -1]
+        for convention in ("half", "interleaved"):
+            cache = model(row).cache
+            layer = cache.layers[0]
+            assert layer.keys.shape[-1] == 16 and layer.values.shape[-1] == 8  # latent, k_rot
+            layer.keys = layer.keys[:, :, keep]
+            layer.values = rerotate_keys(layer.values[:, :, keep], shift, inv_freq=inv_freq,
+                                         convention=convention)
+            step = model(torch.tensor([[40]]), cache=cache, position_ids=torch.tensor([[8]]))
+            errors[convention] = (step.logits[0, -1] - fresh).abs().max().item()
+    assert errors["half"] < 1e-5 and errors["interleaved"] > 0.1
+
+
+def _codes(issues: list) -> set[str]:
+    assert all(i.code in AUDIT_CODES for i in issues)
+    return {i.code for i in issues}
+
+
+def test_audit_is_quiet_on_a_clean_batch() -> None:
+    ids = torch.ones(2, 5, dtype=torch.long)
+    mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])
+    assert audit_positions(ids) == []
+    assert audit_positions(ids, mask, position_ids_from_mask(mask)) == []
+    assert audit_positions(ids, mask, generate=True) == []  # left padding: generate counts
+    packed = packed_position_ids([2, 3])[None]
+    assert audit_positions(ids[:1], None, packed, use_cache=False) == []
+    block = packed_causal_mask([2, 3])[None, None]
+    assert audit_positions(ids[:1], block, packed) == []
+    # decoding one token after 5 cached ones, the mask covering the cache
+    step_mask = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
+    assert audit_positions(ids[:, :1], step_mask, torch.tensor([[3], [5]]), cache_length=5) == []
+
+
+def test_audit_flags_every_trap_of_chapter_12() -> None:
+    ids = torch.ones(2, 5, dtype=torch.long)
+    right = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    assert _codes(audit_positions(ids, right)) == {"padding-without-ids"}
+    issues = audit_positions(ids, right, generate=True)
+    assert _codes(issues) == {"right-padding-generate"} and issues[0].rows == (0,)
+    columns = torch.arange(5).expand(2, 5)
+    left = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])
+    issues = audit_positions(ids, left, columns)
+    assert _codes(issues) == {"ids-disagree-with-mask"} and issues[0].rows == (0,)
+    packed = packed_position_ids([2, 3])[None]
+    assert _codes(audit_positions(ids[:1], None, packed)) == {"packed-with-cache"}
+    assert _codes(audit_positions(ids[:1], torch.ones(1, 5, dtype=torch.long), packed,
+                                  use_cache=False)) == {"packed-with-2d-mask"}
+    # a prefill chunk after 8 cached tokens that restarts at 0
+    chunk = audit_positions(ids[:1], None, torch.arange(5)[None], cache_length=8)
+    assert _codes(chunk) == {"ids-disagree-with-mask"}
+    assert audit_positions(ids[:1], None, torch.arange(8, 13)[None], cache_length=8) == []
+    assert _codes(audit_positions(ids[:1], cache_length=6, rope_type="dynamic",
+                                  original_max_position=8)) == {"dynamic-ntk-with-cache"}
+    assert audit_positions(ids[:1], cache_length=2, rope_type="dynamic",
+                           original_max_position=8) == []
+    assert _codes(audit_positions(ids[:1], cache_length=6, rope_type="longrope",
+                                  original_max_position=8)) == {"longrope-switch-with-cache"}
+
+
+@pytest.mark.parametrize(("kwargs", "exc", "match"), [
+    (dict(input_ids=[[1, 2]]), TypeError, "input_ids must be a"),
+    (dict(input_ids=torch.ones(3, dtype=torch.long)), ValueError, r"input_ids must have shape"),
+    (dict(input_ids=torch.ones(1, 0, dtype=torch.long)), ValueError, "at least one token"),
+    (dict(input_ids=torch.ones(1, 3), ), TypeError, "input_ids must hold integers"),
+    (dict(attention_mask=torch.tensor([[1, 2, 1]])), ValueError, "only 0 and 1"),
+    (dict(attention_mask=torch.ones(1, 4, dtype=torch.long)), ValueError,
+     "must cover seq = 3 or cache_length"),
+    (dict(attention_mask=torch.zeros(1, 3, dtype=torch.long)), ValueError, "no real token"),
+    (dict(attention_mask=torch.ones(2, 3, dtype=torch.long)), ValueError, "batch size 1"),
+    (dict(position_ids=torch.ones(1, 4, dtype=torch.long)), ValueError, r"shape \(1, 3\)"),
+    (dict(position_ids=-torch.ones(1, 3, dtype=torch.long)), ValueError, ">= 0"),
+    (dict(cache_length=-1), ValueError, "cache_length"),
+    (dict(use_cache=1), TypeError, "use_cache must be a bool"),
+    (dict(rope_type="ntk"), ValueError, "rope_type must be one of"),
+    (dict(rope_type="dynamic"), ValueError, "needs original_max_position"),
+    (dict(attention_mask=torch.ones(1, 1, 2, 3, dtype=torch.bool)), ValueError, "4-D"),
+])
+def test_audit_rejects_malformed_input(kwargs: dict, exc: type, match: str) -> None:
+    args = dict(input_ids=torch.ones(1, 3, dtype=torch.long))
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        audit_positions(**args)

@@ -25,9 +25,14 @@ __all__ = [
 
 MROPE_MODELS: tuple[tuple[str, tuple[int, int, int], bool, float], ...] = (
     ("Qwen2-VL / 2.5-VL", (16, 24, 24), False, 1e6),
-    ("Qwen3-VL (MRoPE-I)", (24, 20, 20), True, 5e5),
+    ("Qwen3-VL (MRoPE-I)", (24, 20, 20), True, 5e6),
 )
-"""``(label, mrope_section, interleaved, rope_theta)`` of the transformers 5.25 default configs."""
+"""``(label, mrope_section, interleaved, rope_theta)`` of the released checkpoints.
+
+Qwen2-VL-7B-Instruct and Qwen2.5-VL-7B-Instruct: ``rope_theta`` 1 000 000 (also transformers'
+default); Qwen3-VL-8B-Instruct and the other Qwen3-VL dense checkpoints: 5 000 000, ten times
+transformers 5.25's default ``Qwen3VLTextConfig`` (500 000).
+"""
 
 IMAGE_SIZES: tuple[tuple[int, int], ...] = (
     (2, 2), (4, 4), (4, 8), (8, 4), (8, 8), (4, 12), (12, 4), (12, 12),
