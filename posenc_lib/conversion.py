@@ -38,9 +38,11 @@ from posenc_lib.rope import (
 )
 
 __all__ = [
+    "hf_to_meta_qk_norm_weight",
     "hf_to_meta_qk_weight",
     "meta_llama_logits",
     "meta_to_hf_llama_state_dict",
+    "meta_to_hf_qk_norm_weight",
     "meta_to_hf_qk_weight",
     "rope_scores",
 ]
@@ -103,6 +105,50 @@ def hf_to_meta_qk_weight(w: torch.Tensor, n_heads: int) -> torch.Tensor:
     Parameters and return value as in :func:`meta_to_hf_qk_weight`.
     """
     return _per_head_row_permutation(w, n_heads, inverse=True)
+
+
+def _norm_permutation(w: object, *, inverse: bool) -> torch.Tensor:
+    if not isinstance(w, torch.Tensor):
+        raise TypeError(f"w must be a torch.Tensor, got {type(w).__name__}")
+    if w.ndim not in (1, 2) or w.shape[-1] == 0 or w.shape[-1] % 2 != 0:
+        raise ValueError(
+            "w must be a per-head norm weight or bias of shape (head_dim,) or "
+            f"(n_heads, head_dim) with head_dim even, got shape {tuple(w.shape)}"
+        )
+    flat = w.reshape(-1)
+    rows = _per_head_row_permutation(flat, flat.shape[0] // w.shape[-1], inverse=inverse)
+    return rows.reshape(w.shape)
+
+
+def meta_to_hf_qk_norm_weight(w: torch.Tensor) -> torch.Tensor:
+    """Permute a per-head QK-norm weight or bias from Meta's interleaved layout to HF's half one.
+
+    A norm that acts feature by feature on each head's query or key *before* the rotation (QK-norm:
+    Chameleon's ``q_norm``/``k_norm``, Qwen3's, OLMo's per-head variants) multiplies feature ``j``
+    of the head by ``w[j]``. Once the projection rows are permuted (:func:`meta_to_hf_qk_weight`),
+    feature ``j`` of the converted head is old feature ``perm[j]``, so ``w`` must be permuted the
+    same way, head by head; otherwise every feature is scaled by another feature's weight.
+
+    Parameters
+    ----------
+    w
+        ``(head_dim,)`` (one weight shared by all heads) or ``(n_heads, head_dim)``;
+        ``head_dim`` even.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``w``, the last axis permuted (a new tensor).
+    """
+    return _norm_permutation(w, inverse=False)
+
+
+def hf_to_meta_qk_norm_weight(w: torch.Tensor) -> torch.Tensor:
+    """The inverse of :func:`meta_to_hf_qk_norm_weight`.
+
+    Parameters and return value as in :func:`meta_to_hf_qk_norm_weight`.
+    """
+    return _norm_permutation(w, inverse=True)
 
 
 def rope_scores(
