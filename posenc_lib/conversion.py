@@ -311,7 +311,10 @@ def meta_llama_logits(
         and keys laid out ``(batch, seq, heads, head_dim)``, ``freqs_cis`` the complex64 table
         ``(seq, head_dim // 2)`` of positions ``start_pos …``; it returns the rotated pair. Pass
         Meta's own function to run its verbatim code inside this forward pass (default:
-        :func:`posenc_lib.rope.apply_rope_complex`).
+        :func:`posenc_lib.rope.apply_rope_complex`). The table handed to it is ``posenc_lib``'s
+        (float64 angles cast to complex64), not Meta's float32 ``precompute_freqs_cis``: "Meta's
+        rotation" here means Meta's apply function with this library's table (the two tables
+        differ by float32 rounding, about ``1e-7·m`` rad at position ``m``).
 
     Returns
     -------
