@@ -314,7 +314,7 @@ def meta_llama_logits(
         :func:`posenc_lib.rope.apply_rope_complex`). The table handed to it is ``posenc_lib``'s
         (float64 angles cast to complex64), not Meta's float32 ``precompute_freqs_cis``: "Meta's
         rotation" here means Meta's apply function with this library's table (the two tables
-        differ by float32 rounding, about ``1e-7·m`` rad at position ``m``).
+        differ by float32 rounding, up to about ``5e-8·m`` rad at position ``m``).
 
     Returns
     -------
