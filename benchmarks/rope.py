@@ -19,7 +19,7 @@ Last, **host reads per call** on every forward path (``posenc_lib.host_sync``: t
 that read a device value back to Python, each a host synchronisation on a GPU).
 
 Run: ``.venv/bin/python benchmarks/rope.py [--repeats N] [--seq S] [--threads T] [--steps N]``.
-This machine has no GPU: every time printed is a CPU time.
+All tensors live on the CPU, so every time printed is a CPU time (no GPU was timed).
 """
 
 from __future__ import annotations
