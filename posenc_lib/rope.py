@@ -843,12 +843,23 @@ class RotaryEmbedding(nn.Module):
         return tuple(t[offset : offset + seq] for t in table)
 
     def _gather(
-        self, positions: torch.Tensor, device: torch.device, dtype: torch.dtype
+        self,
+        positions: torch.Tensor,
+        device: torch.device,
+        dtype: torch.dtype,
+        lead: tuple[int, ...] = (),
     ) -> tuple[torch.Tensor, ...]:
-        """Rows for explicit positions ``(seq,)`` or ``(batch, seq)``, with no host read."""
+        """Rows for explicit positions ``(seq,)`` or ``(batch, seq)``, with no host read.
+
+        ``(batch, seq)`` positions give rows ``(batch, *lead, seq, ·)`` (``lead`` ones stand for
+        the head dimensions of ``q``).
+        """
         positions = positions.to(device)
         if positions.is_floating_point() or self.reserved == 0 or self._grad_path():
-            return self._build(positions.to(torch.float64), device, dtype)
+            rows = self._build(positions.to(torch.float64), device, dtype)
+            if positions.ndim == 1:
+                return rows
+            return tuple(t.unflatten(0, (t.shape[0], *lead)) for t in rows)
         table = self._table(self.reserved, device, dtype)
         index = positions if positions.ndim == 1 else positions.reshape(-1)
         if index.dtype not in (torch.int64, torch.int32):
@@ -863,7 +874,8 @@ class RotaryEmbedding(nn.Module):
             ) from None
         if positions.ndim == 1:
             return rows
-        return tuple(t.reshape(*positions.shape, t.shape[-1]) for t in rows)
+        batch, seq = positions.shape  # (batch·seq, ·) -> (batch, *lead, seq, ·)
+        return tuple(t.view(batch, *lead, seq, t.shape[-1]) for t in rows)
 
     def cos_sin(
         self, seq_len: int, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
@@ -1010,10 +1022,6 @@ class RotaryEmbedding(nn.Module):
             if offset != 0:
                 raise ValueError("give either positions or offset, not both")
             positions = self._check_positions(positions, q, k, seq)
-            tables = self._gather(positions, q.device, work)
-            if positions.ndim == 2:  # (batch, seq, ·) -> (batch, 1, …, seq, ·) against q's heads
-                lead = [1] * (q.ndim - 3)
-                tables = tuple(
-                    t.reshape(t.shape[0], *lead, *t.shape[1:]) for t in tables
-                )
+            # (batch, seq) positions: rows (batch, 1, …, 1, seq, ·) against q's head dimensions
+            tables = self._gather(positions, q.device, work, (1,) * (q.ndim - 3))
         return self._rotate(q, tables), self._rotate(k, tables)
