@@ -50,7 +50,9 @@ __all__ = [
 _CONVENTIONS = ("interleaved", "half", "complex")
 
 
-def _per_head_row_permutation(w: object, n_heads: object, *, inverse: bool) -> torch.Tensor:
+def _per_head_row_permutation(
+    w: object, n_heads: object, *, inverse: bool, rotary_dim: object = None
+) -> torch.Tensor:
     if not isinstance(w, torch.Tensor):
         raise TypeError(f"w must be a torch.Tensor, got {type(w).__name__}")
     if w.ndim not in (1, 2):
@@ -67,7 +69,17 @@ def _per_head_row_permutation(w: object, n_heads: object, *, inverse: bool) -> t
         raise ValueError(
             f"head_dim = w.shape[0] // n_heads = {head_dim} must be a positive even integer"
         )
-    perm = interleaved_to_half_permutation(head_dim).to(torch.long)
+    if rotary_dim is None:
+        rotary_dim = head_dim
+    rotary_dim = check_positive_int(rotary_dim, "rotary_dim")
+    if rotary_dim % 2 != 0 or rotary_dim > head_dim:
+        raise ValueError(
+            f"rotary_dim must be an even integer <= head_dim = {head_dim}, got {rotary_dim}"
+        )
+    # Partial rotary: only the first rotary_dim features of a head are paired; the rest stay.
+    perm = torch.cat(
+        (interleaved_to_half_permutation(rotary_dim), torch.arange(rotary_dim, head_dim))
+    ).to(torch.long)
     if inverse:
         perm = torch.argsort(perm)
     # Row r of head h moves as a block: new row (h, j) is old row (h, perm[j]).
@@ -75,7 +87,9 @@ def _per_head_row_permutation(w: object, n_heads: object, *, inverse: bool) -> t
     return w.index_select(0, index)
 
 
-def meta_to_hf_qk_weight(w: torch.Tensor, n_heads: int) -> torch.Tensor:
+def meta_to_hf_qk_weight(
+    w: torch.Tensor, n_heads: int, rotary_dim: int | None = None
+) -> torch.Tensor:
     """Permute a query or key projection from Meta's interleaved layout to HF's half layout.
 
     With ``w_hf = meta_to_hf_qk_weight(w_meta, n_heads)``, the scores
@@ -90,21 +104,26 @@ def meta_to_hf_qk_weight(w: torch.Tensor, n_heads: int) -> torch.Tensor:
         ``(n_heads * head_dim, in_features)`` weight, or a ``(n_heads * head_dim,)`` bias.
     n_heads
         Number of heads the rows are split into; ``head_dim`` must be even.
+    rotary_dim
+        Partial rotary: only the first ``rotary_dim`` rows of each head are rotated (and
+        permuted); the others stay in place. Default: the whole head.
 
     Returns
     -------
     torch.Tensor
         Same shape and dtype as ``w``, rows permuted (a new tensor).
     """
-    return _per_head_row_permutation(w, n_heads, inverse=False)
+    return _per_head_row_permutation(w, n_heads, inverse=False, rotary_dim=rotary_dim)
 
 
-def hf_to_meta_qk_weight(w: torch.Tensor, n_heads: int) -> torch.Tensor:
+def hf_to_meta_qk_weight(
+    w: torch.Tensor, n_heads: int, rotary_dim: int | None = None
+) -> torch.Tensor:
     """The inverse of :func:`meta_to_hf_qk_weight`: HF's half layout back to Meta's interleaved one.
 
     Parameters and return value as in :func:`meta_to_hf_qk_weight`.
     """
-    return _per_head_row_permutation(w, n_heads, inverse=True)
+    return _per_head_row_permutation(w, n_heads, inverse=True, rotary_dim=rotary_dim)
 
 
 def _norm_permutation(w: object, *, inverse: bool) -> torch.Tensor:

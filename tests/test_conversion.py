@@ -175,3 +175,36 @@ def test_qk_norm_weights_move_with_the_projection_rows(per_head: bool) -> None:
     assert torch.equal(hf_to_meta_qk_norm_weight(qn_hf), q_norm)
     with pytest.raises(ValueError, match=r"\(head_dim,\) or \(n_heads, head_dim\)"):
         meta_to_hf_qk_norm_weight(torch.ones(7))
+
+
+@pytest.mark.parametrize("rotary_dim", [2, 8, 16])
+def test_partial_rotary_conversion_moves_only_the_rotated_rows(rotary_dim: int) -> None:
+    from posenc_lib import apply_rope_partial
+
+    n_heads, n_kv, head_dim, d_model, seq = 4, 2, 16, 32, 7
+    gen = torch.Generator().manual_seed(5)
+    w_q = torch.randn(n_heads * head_dim, d_model, generator=gen, dtype=torch.float64)
+    w_k = torch.randn(n_kv * head_dim, d_model, generator=gen, dtype=torch.float64)
+    x = torch.randn(seq, d_model, generator=gen, dtype=torch.float64)
+
+    def scores(wq: torch.Tensor, wk: torch.Tensor, convention: str) -> torch.Tensor:
+        q = (x @ wq.T).reshape(seq, n_heads, head_dim).transpose(0, 1)
+        k = (x @ wk.T).reshape(seq, n_kv, head_dim).transpose(0, 1)
+        k = k.repeat_interleave(n_heads // n_kv, dim=0)  # grouped-query attention
+        rq = apply_rope_partial(q, rotary_dim, convention=convention)
+        rk = apply_rope_partial(k, rotary_dim, convention=convention)
+        return rq @ rk.transpose(-2, -1)
+
+    meta = scores(w_q, w_k, "interleaved")
+    wq_hf = meta_to_hf_qk_weight(w_q, n_heads, rotary_dim)
+    wk_hf = meta_to_hf_qk_weight(w_k, n_kv, rotary_dim)  # key heads: the number of kv heads
+    torch.testing.assert_close(scores(wq_hf, wk_hf, "half"), meta, atol=1e-10, rtol=0)
+    rows = torch.arange(n_heads * head_dim, dtype=torch.float64)[:, None]
+    moved = meta_to_hf_qk_weight(rows, n_heads, rotary_dim)[:, 0].reshape(n_heads, head_dim)
+    assert torch.equal(moved[:, rotary_dim:], rows[:, 0].reshape(n_heads, head_dim)[:, rotary_dim:])
+    assert torch.equal(hf_to_meta_qk_weight(wq_hf, n_heads, rotary_dim), w_q)
+    if rotary_dim < head_dim:  # converting the whole head instead is wrong
+        wrong = scores(meta_to_hf_qk_weight(w_q, n_heads), meta_to_hf_qk_weight(w_k, n_kv), "half")
+        assert (wrong - meta).abs().max() > 0.1
+    with pytest.raises(ValueError, match="rotary_dim must be an even integer <= head_dim = 16"):
+        meta_to_hf_qk_weight(w_q, n_heads, 18)
