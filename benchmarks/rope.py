@@ -8,12 +8,18 @@ against ``clone()`` of q and k, the memory-bound floor (target: within 3x).
 Then a **decode loop**, as generation runs it: one token at a time for 4 096 steps, q and k of
 shape ``(1, heads, 1, head_dim)`` at position ``t``. Hugging Face computes cos/sin with
 ``LlamaRotaryEmbedding(x, position_ids)`` at every step (as ``LlamaModel.forward`` does) and
-rotates with ``apply_rotary_pos_emb``; ``RotaryEmbedding`` indexes its one growing table, either by
-``offset=t`` (Meta's ``start_pos`` slice) or by an explicit ``positions`` tensor. Printed per
-variant: table builds per step over the whole loop and after a warm-up (a first loop of the same
-length), and the median time per step as a ratio to Hugging Face's.
+rotates with ``apply_rotary_pos_emb``; ``RotaryEmbedding`` indexes its one table, either by
+``offset=t`` (Meta's ``start_pos`` slice, the table grows as needed) or by explicit ``positions``
+of shape ``(1,)`` or ``(batch, seq) = (1, 1)`` after ``reserve(steps)``; a last variant gives
+positions without a reserved table, so each step computes its row (as Hugging Face does).
+Printed per variant: table builds per step over the whole loop and after a warm-up (a first loop
+of the same length), and the median time per step as a ratio to Hugging Face's.
+
+Last, **host reads per call** on every forward path (``posenc_lib.host_sync``: the operators
+that read a device value back to Python, each a host synchronisation on a GPU).
 
 Run: ``.venv/bin/python benchmarks/rope.py [--repeats N] [--seq S] [--threads T] [--steps N]``.
+All tensors live on the CPU, so every time printed is a CPU time (no GPU was timed).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from posenc_lib import (
     apply_rope_half,
     apply_rope_interleaved,
 )
+from posenc_lib.host_sync import count_host_reads
 
 
 def median_seconds(
@@ -119,6 +126,7 @@ def main() -> None:
             f"vs HF {seconds / hf:5.2f}x   vs clone {seconds / floor:5.2f}x"
         )
     decode(args.heads, args.dim, args.steps, config)
+    host_reads(args.dim, config)
 
 
 class _CountingRotary:
@@ -149,11 +157,17 @@ def decode(heads: int, dim: int, steps: int, config: object) -> None:
         cos, sin = hf_rope(q, step_ids[t])
         return apply_rotary_pos_emb(q, k, cos, sin)
 
+    ours_reserved = RotaryEmbedding(dim, max_positions=steps)
+    step_ids_2d = [ids.clone() for ids in step_ids]
     variants: dict[str, tuple[Callable[[int], object], Callable[[], int]]] = {
         "HF LlamaRotaryEmbedding + apply_rotary_pos_emb": (hf_step, lambda: hf_rope.builds),
         "RotaryEmbedding, offset=t": (
             lambda t: ours_offset(q, k, offset=t), lambda: ours_offset.table_builds),
-        "RotaryEmbedding, positions=tensor([t])": (
+        "RotaryEmbedding, positions (1,), reserved": (
+            lambda t: ours_reserved(q, k, step_positions[t]), lambda: ours_reserved.table_builds),
+        "RotaryEmbedding, positions (1, 1), reserved": (
+            lambda t: ours_reserved(q, k, step_ids_2d[t]), lambda: ours_reserved.table_builds),
+        "RotaryEmbedding, positions (1,), not reserved": (
             lambda t: ours_positions(q, k, step_positions[t]), lambda: ours_positions.table_builds),
     }
     rows = []
@@ -181,6 +195,40 @@ def decode(heads: int, dim: int, steps: int, config: object) -> None:
         print(f"{name:<48} {first:5d} ({first / steps:.4f}/step) "
               f"{again:5d} ({again / steps:.0f}/step) "
               f"{seconds * 1e6:8.1f}us {seconds / hf_time:5.2f}x")
+
+
+def host_reads(dim: int, config: object) -> None:
+    """Host reads (device -> Python) per call, on every forward path, after a warm-up call."""
+    from transformers.models.llama.modeling_llama import (
+        LlamaRotaryEmbedding,
+        apply_rotary_pos_emb,
+    )
+
+    q = torch.randn(2, 4, 3, dim)
+    ids = torch.tensor([[0, 0, 1], [7, 8, 9]])  # a left-padded row and a plain one
+    hf_rope = LlamaRotaryEmbedding(config)
+    plain, reserved = RotaryEmbedding(dim), RotaryEmbedding(dim, max_positions=4096)
+    paths: dict[str, Callable[[], object]] = {
+        "HF LlamaRotaryEmbedding + apply_rotary_pos_emb, (batch, seq) ids": lambda: (
+            apply_rotary_pos_emb(q, q, *hf_rope(q, ids))),
+        "RotaryEmbedding offset=100": lambda: plain(q, q, offset=100),
+        "RotaryEmbedding offset=tensor(100)": lambda: plain(q, q, offset=torch.tensor(100)),
+        "RotaryEmbedding positions (seq,), reserved": lambda: reserved(q, q, ids[1]),
+        "RotaryEmbedding positions (batch, seq), reserved": lambda: reserved(q, q, ids),
+        "RotaryEmbedding positions (batch, seq), not reserved": lambda: plain(q, q, ids),
+        "RotaryEmbedding positions float (seq,)": lambda: plain(q, q, ids[1].double() / 2),
+        "apply_rope_half(x, positions)": lambda: apply_rope_half(q, ids[1]),
+        "apply_rope_interleaved(x, positions)": lambda: apply_rope_interleaved(q, ids[1]),
+        "apply_rope_complex(x, positions)": lambda: apply_rope_complex(q, ids[1]),
+    }
+    print(f"\nhost reads per call ({', '.join(sorted(_READ_OPS))}, device-to-host copies)")
+    for name, call in paths.items():
+        call()  # warm-up: a first call may build a table
+        counts = count_host_reads(call)
+        print(f"{name:<64} {sum(counts.values()):3d}")
+
+
+_READ_OPS = ("aten::_local_scalar_dense", "aten::equal")
 
 
 if __name__ == "__main__":

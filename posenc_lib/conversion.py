@@ -38,9 +38,11 @@ from posenc_lib.rope import (
 )
 
 __all__ = [
+    "hf_to_meta_qk_norm_weight",
     "hf_to_meta_qk_weight",
     "meta_llama_logits",
     "meta_to_hf_llama_state_dict",
+    "meta_to_hf_qk_norm_weight",
     "meta_to_hf_qk_weight",
     "rope_scores",
 ]
@@ -48,7 +50,9 @@ __all__ = [
 _CONVENTIONS = ("interleaved", "half", "complex")
 
 
-def _per_head_row_permutation(w: object, n_heads: object, *, inverse: bool) -> torch.Tensor:
+def _per_head_row_permutation(
+    w: object, n_heads: object, *, inverse: bool, rotary_dim: object = None
+) -> torch.Tensor:
     if not isinstance(w, torch.Tensor):
         raise TypeError(f"w must be a torch.Tensor, got {type(w).__name__}")
     if w.ndim not in (1, 2):
@@ -65,7 +69,17 @@ def _per_head_row_permutation(w: object, n_heads: object, *, inverse: bool) -> t
         raise ValueError(
             f"head_dim = w.shape[0] // n_heads = {head_dim} must be a positive even integer"
         )
-    perm = interleaved_to_half_permutation(head_dim).to(torch.long)
+    if rotary_dim is None:
+        rotary_dim = head_dim
+    rotary_dim = check_positive_int(rotary_dim, "rotary_dim")
+    if rotary_dim % 2 != 0 or rotary_dim > head_dim:
+        raise ValueError(
+            f"rotary_dim must be an even integer <= head_dim = {head_dim}, got {rotary_dim}"
+        )
+    # Partial rotary: only the first rotary_dim features of a head are paired; the rest stay.
+    perm = torch.cat(
+        (interleaved_to_half_permutation(rotary_dim), torch.arange(rotary_dim, head_dim))
+    ).to(torch.long)
     if inverse:
         perm = torch.argsort(perm)
     # Row r of head h moves as a block: new row (h, j) is old row (h, perm[j]).
@@ -73,7 +87,9 @@ def _per_head_row_permutation(w: object, n_heads: object, *, inverse: bool) -> t
     return w.index_select(0, index)
 
 
-def meta_to_hf_qk_weight(w: torch.Tensor, n_heads: int) -> torch.Tensor:
+def meta_to_hf_qk_weight(
+    w: torch.Tensor, n_heads: int, rotary_dim: int | None = None
+) -> torch.Tensor:
     """Permute a query or key projection from Meta's interleaved layout to HF's half layout.
 
     With ``w_hf = meta_to_hf_qk_weight(w_meta, n_heads)``, the scores
@@ -88,21 +104,70 @@ def meta_to_hf_qk_weight(w: torch.Tensor, n_heads: int) -> torch.Tensor:
         ``(n_heads * head_dim, in_features)`` weight, or a ``(n_heads * head_dim,)`` bias.
     n_heads
         Number of heads the rows are split into; ``head_dim`` must be even.
+    rotary_dim
+        Partial rotary: only the first ``rotary_dim`` rows of each head are rotated (and
+        permuted); the others stay in place. Default: the whole head.
 
     Returns
     -------
     torch.Tensor
         Same shape and dtype as ``w``, rows permuted (a new tensor).
     """
-    return _per_head_row_permutation(w, n_heads, inverse=False)
+    return _per_head_row_permutation(w, n_heads, inverse=False, rotary_dim=rotary_dim)
 
 
-def hf_to_meta_qk_weight(w: torch.Tensor, n_heads: int) -> torch.Tensor:
+def hf_to_meta_qk_weight(
+    w: torch.Tensor, n_heads: int, rotary_dim: int | None = None
+) -> torch.Tensor:
     """The inverse of :func:`meta_to_hf_qk_weight`: HF's half layout back to Meta's interleaved one.
 
     Parameters and return value as in :func:`meta_to_hf_qk_weight`.
     """
-    return _per_head_row_permutation(w, n_heads, inverse=True)
+    return _per_head_row_permutation(w, n_heads, inverse=True, rotary_dim=rotary_dim)
+
+
+def _norm_permutation(w: object, *, inverse: bool) -> torch.Tensor:
+    if not isinstance(w, torch.Tensor):
+        raise TypeError(f"w must be a torch.Tensor, got {type(w).__name__}")
+    if w.ndim not in (1, 2) or w.shape[-1] == 0 or w.shape[-1] % 2 != 0:
+        raise ValueError(
+            "w must be a per-head norm weight or bias of shape (head_dim,) or "
+            f"(n_heads, head_dim) with head_dim even, got shape {tuple(w.shape)}"
+        )
+    flat = w.reshape(-1)
+    rows = _per_head_row_permutation(flat, flat.shape[0] // w.shape[-1], inverse=inverse)
+    return rows.reshape(w.shape)
+
+
+def meta_to_hf_qk_norm_weight(w: torch.Tensor) -> torch.Tensor:
+    """Permute a per-head QK-norm weight or bias from Meta's interleaved layout to HF's half one.
+
+    A norm that acts feature by feature on each head's query or key *before* the rotation (QK-norm:
+    Chameleon's ``q_norm``/``k_norm``, Qwen3's, OLMo's per-head variants) multiplies feature ``j``
+    of the head by ``w[j]``. Once the projection rows are permuted (:func:`meta_to_hf_qk_weight`),
+    feature ``j`` of the converted head is old feature ``perm[j]``, so ``w`` must be permuted the
+    same way, head by head; otherwise every feature is scaled by another feature's weight.
+
+    Parameters
+    ----------
+    w
+        ``(head_dim,)`` (one weight shared by all heads) or ``(n_heads, head_dim)``;
+        ``head_dim`` even.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``w``, the last axis permuted (a new tensor).
+    """
+    return _norm_permutation(w, inverse=False)
+
+
+def hf_to_meta_qk_norm_weight(w: torch.Tensor) -> torch.Tensor:
+    """The inverse of :func:`meta_to_hf_qk_norm_weight`.
+
+    Parameters and return value as in :func:`meta_to_hf_qk_norm_weight`.
+    """
+    return _norm_permutation(w, inverse=True)
 
 
 def rope_scores(
@@ -265,7 +330,10 @@ def meta_llama_logits(
         and keys laid out ``(batch, seq, heads, head_dim)``, ``freqs_cis`` the complex64 table
         ``(seq, head_dim // 2)`` of positions ``start_pos …``; it returns the rotated pair. Pass
         Meta's own function to run its verbatim code inside this forward pass (default:
-        :func:`posenc_lib.rope.apply_rope_complex`).
+        :func:`posenc_lib.rope.apply_rope_complex`). The table handed to it is ``posenc_lib``'s
+        (float64 angles cast to complex64), not Meta's float32 ``precompute_freqs_cis``: "Meta's
+        rotation" here means Meta's apply function with this library's table (the two tables
+        differ by float32 rounding, up to about ``5e-8·m`` rad at position ``m``).
 
     Returns
     -------

@@ -26,6 +26,7 @@ float32 and cast back, so they keep their dtype.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -220,21 +221,82 @@ def _rotate_complex(x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
     return out.to(x.dtype)
 
 
+def _finite_on_host(values: torch.Tensor, message: str) -> None:
+    """Raise ``ValueError(message)`` if a **CPU** tensor has a NaN or infinite entry.
+
+    The values are read through NumPy, which dispatches no operator: on the CPU this is a memory
+    read, not a synchronisation. Tensors on an accelerator are not read (that would stall the
+    launch queue); there a non-finite value gives NaN in the output instead of an error.
+    """
+    if values.device.type == "cpu" and values.numel() > 0:
+        if not np.isfinite(values.detach().numpy()).all():
+            raise ValueError(message)
+
+
+def _positions_tensor(positions: object, seq: int, name: str = "positions") -> torch.Tensor:
+    """1-D positions of length ``seq`` as float64, checked without a host synchronisation.
+
+    Shape and dtype are checked everywhere; finiteness only on the CPU (see
+    :func:`_finite_on_host`). Lists and ranges go through :func:`check_positions`.
+    """
+    if not isinstance(positions, torch.Tensor):
+        return check_positions(positions, seq, name)
+    if positions.dtype.is_complex or positions.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integers or real floats, got dtype {positions.dtype}")
+    if positions.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D with shape (seq,), got shape {tuple(positions.shape)}"
+        )
+    if positions.shape[0] != seq:
+        raise ValueError(
+            f"{name} must have length seq = {seq} (x.shape[-2]), "
+            f"got length {positions.shape[0]}"
+        )
+    positions = positions.to(torch.float64)
+    _finite_on_host(positions, f"{name} must be finite, got a NaN or infinite entry")
+    return positions
+
+
+def _spectrum(inv_freq: object, dim: int) -> torch.Tensor:
+    """:func:`check_inv_freq` without a host synchronisation (values checked on the CPU only)."""
+    if not isinstance(inv_freq, torch.Tensor):
+        return check_inv_freq(inv_freq, dim)  # raises its TypeError
+    if inv_freq.dtype.is_complex or inv_freq.dtype == torch.bool or inv_freq.ndim != 1 or (
+        inv_freq.shape[0] != dim // 2
+    ):
+        check_inv_freq(inv_freq.detach().cpu(), dim)  # bad input only: raise its clear error
+    inv_freq = inv_freq.to(torch.float64)
+    _finite_on_host(inv_freq, "inv_freq must be finite, got a NaN or infinite entry")
+    return inv_freq
+
+
+_OVERFLOW = (
+    "the angles positions × inv_freq overflow float64 (|angle| > 1.8e+308): use smaller "
+    "positions or frequencies (an angle that large has lost every digit of its phase anyway)"
+)
+
+
 def _resolve(
     x: object, positions: torch.Tensor | None, base: float | None, inv_freq: torch.Tensor | None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Validate a functional call; return ``(x, angles)`` with float64 angles ``(seq, d/2)``."""
+    """Validate a functional call; return ``(x, angles)`` with float64 angles ``(seq, d/2)``.
+
+    No host synchronisation: shapes and dtypes are checked always, values (finite positions, a
+    finite spectrum, angles that do not overflow) only for CPU tensors.
+    """
     x, seq, dim = check_rope_input(x)
     base = resolve_base(base, inv_freq)
     if inv_freq is None:
         inv_freq = rope_inv_freq(dim, base)
     else:
-        inv_freq = check_inv_freq(inv_freq, dim)
+        inv_freq = _spectrum(inv_freq, dim)
     if positions is None:
         positions = torch.arange(seq, dtype=torch.float64)
     else:
-        positions = check_positions(positions, seq)
-    return x, check_angles(_angles_on(positions, inv_freq, x.device))
+        positions = _positions_tensor(positions, seq)
+    angles = _angles_on(positions, inv_freq, x.device)
+    _finite_on_host(angles, _OVERFLOW)
+    return x, angles
 
 
 def _angles_on(
@@ -449,7 +511,7 @@ def apply_rope_partial(
                 f"inv_freq must have length rotary_dim // 2 = {rotary_dim // 2}, "
                 f"got length {inv_freq.shape[0]}"
             )
-        inv_freq = check_inv_freq(inv_freq, rotary_dim)
+        inv_freq = _spectrum(inv_freq, rotary_dim)
     rotated = apply(x[..., :rotary_dim], positions, base=base, inv_freq=inv_freq)
     return torch.cat((rotated, x[..., rotary_dim:]), dim=-1)
 
@@ -525,14 +587,37 @@ class RotaryEmbedding(nn.Module):
     """RoPE as a layer: ``forward(q, k, positions=None, *, offset=0) -> (q_rot, k_rot)``.
 
     The layer keeps **one table per (device, dtype)** of cos/sin values for positions
-    ``0 … capacity-1``, on the device of the inputs, rounded once from float64 angles. Every call
-    *indexes* it: ``positions=None`` slices rows ``offset … offset+seq-1`` (Meta's
-    ``freqs_cis[start_pos : start_pos + seqlen]``, no host round-trip at all), explicit
-    non-negative integer positions gather their rows. When a call needs a position beyond the
-    table, the table is rebuilt at least twice as long (geometric growth), so decoding ``N``
-    tokens one at a time builds it about ``log2 N`` times, and not at all after
-    :meth:`reserve` or a first pass of the same length. The rotation then costs one multiply and
-    one fused multiply-add per element, without ``rotate_half``'s ``torch.cat``.
+    ``0 … capacity-1``, on the device of the inputs, rounded once from float64 angles. A model
+    builds **one** ``RotaryEmbedding`` and hands the same object to every attention layer (as
+    Hugging Face's models keep one rotary module per model): the layers then share one table.
+
+    Every forward path runs without a host synchronisation (no device value is read back to
+    Python; ``tests/test_rope_serving.py`` counts them and runs every path on the ``meta``
+    device, which has no values to read):
+
+    * ``offset`` (a Python int, Meta's ``start_pos``): slices rows ``offset … offset+seq-1``. The
+      needed length is known on the host, so the table grows when a call needs more rows, to
+      ``min(max(needed, 2·capacity, 16), max_rows)`` with ``max_rows = MAX_ELEMENTS // dim``:
+      decoding ``N`` tokens one at a time builds it about ``log2 N`` times. Rows beyond
+      ``max_rows`` are computed directly for that call, never refused. ``offset`` may also be a
+      0-d integer tensor (a position counter kept on the device): it is then
+      ``positions = offset + arange(seq)``, below.
+    * integer ``positions`` of shape ``(seq,)`` or ``(batch, seq)`` (left padding, packed
+      sequences; Hugging Face's ``position_ids``): after :meth:`reserve` (or ``max_positions=``),
+      they gather their rows from the table with ``index_select``; before, the rows are computed
+      from the positions directly (float64 angles, as Hugging Face does at every call).
+    * floating-point ``positions`` (e.g. interpolated ``m / s``): always computed directly.
+
+    Each direct computation counts as one build in ``table_builds``.
+
+    **Validated on construction and in** :meth:`reserve`: ``dim``, ``base``/``inv_freq``
+    (finite), ``convention``, ``attention_scaling``, the reserved length against the size
+    limit. **Checked on every call** (host metadata only): shapes, dtypes, ``offset`` as a
+    non-negative Python int. **Not checked per call on an accelerator**, because checking would
+    read device values: that integer positions lie in ``[0, reserved)`` (an index outside the
+    table raises a device-side assert in ``index_select`` on CUDA), that float positions are
+    finite, and that their angles do not overflow (NaN comes out instead). On the CPU, where
+    reading costs no synchronisation, these are checked through NumPy and raise ``ValueError``.
 
     Parameters
     ----------
@@ -547,30 +632,30 @@ class RotaryEmbedding(nn.Module):
         Which features form a pair (see the module docstring).
     attention_scaling : float
         Multiplies cos and sin (YaRN's attention factor); 1 for plain RoPE.
+    max_positions : int
+        Positions ``0 … max_positions-1`` that explicit integer positions may index (as
+        :meth:`reserve`); 0 (default) computes explicit positions directly. At most
+        ``MAX_ELEMENTS // dim``.
 
     Notes
     -----
     ``inv_freq`` is a ``(dim // 2,)`` float64 buffer; assigning it validates the new spectrum and
     stores it as float64, and assigning ``attention_scaling`` validates it (finite, > 0).
-    ``table_builds`` counts how many times a table was built (an indexed call does not add to
-    it). The tables can never go stale or be corrupted:
+    ``table_builds`` counts how many times rows were computed (a slice or gather does not add to
+    it). The tables do not go stale:
 
     * casting the module (``.half()``, ``.to(torch.bfloat16)``, ``.float()``) moves ``inv_freq``
       to the new device but keeps it float64, and drops the tables. (Hugging Face's rotary
       modules keep ``inv_freq`` as an ordinary buffer, which such a cast rounds to bfloat16:
       :ref:`ch-rope-code` measures what that does.) New tables are rounded once from float64
       angles, so a cast module is as exact as a fresh one;
-    * assigning ``inv_freq``, ``attention_scaling`` or ``convention`` drops the tables; an
-      in-place edit of ``inv_freq`` is detected by its version counter and, for a CPU spectrum,
-      by comparing its ``dim // 2`` values (an accelerator spectrum edited through ``.data``
-      needs :meth:`reset_tables`, because reading it back would cost a host round-trip);
+    * assigning ``inv_freq``, ``attention_scaling`` or ``convention`` drops the tables, and so
+      does an in-place edit of ``inv_freq`` (its version counter changes). An edit through
+      ``.data`` bypasses the version counter: call :meth:`reset_tables` after one (comparing
+      values on every call would read device values);
     * :meth:`cos_sin` returns copies, so a caller who edits them changes nothing here;
     * when ``inv_freq`` requires grad (a learned spectrum) and autograd is on, the rows needed are
       computed afresh on every call, so each forward pass has its own graph.
-
-    Positions that are negative or not integers (e.g. interpolated positions ``m / s``) cannot
-    index a table; their rows are computed directly from float64 angles, and each such call
-    counts as one build.
     """
 
     inv_freq: torch.Tensor
@@ -584,6 +669,7 @@ class RotaryEmbedding(nn.Module):
         inv_freq: torch.Tensor | None = None,
         convention: str = "half",
         attention_scaling: float = 1.0,
+        max_positions: int = 0,
     ) -> None:
         super().__init__()
         self.dim = check_dim(dim)
@@ -597,7 +683,16 @@ class RotaryEmbedding(nn.Module):
         self.table_builds = 0
         # (device, dtype) -> tables for positions 0 … capacity-1 (capacity = first dim)
         self._tables: dict[tuple[torch.device, torch.dtype], tuple[torch.Tensor, ...]] = {}
-        self._spectrum_seen: tuple[int, int, torch.Tensor] | None = None
+        self._spectrum_seen: tuple[int, int] | None = None
+        self.reserved = 0
+        max_positions = check_length(max_positions, "max_positions")
+        if max_positions:
+            self._reserve_rows(max_positions, "max_positions")
+
+    @property
+    def max_rows(self) -> int:
+        """The longest table the size limit allows: ``MAX_ELEMENTS // dim`` rows."""
+        return MAX_ELEMENTS // self.dim
 
     def __setattr__(self, name: str, value: object) -> None:
         if name == "inv_freq" and "inv_freq" in self.__dict__.get("_buffers", {}):
@@ -611,10 +706,13 @@ class RotaryEmbedding(nn.Module):
             self.reset_tables()
 
     def extra_repr(self) -> str:
-        return f"dim={self.dim}, base={self.base}, convention={self.convention!r}"
+        return (
+            f"dim={self.dim}, base={self.base}, convention={self.convention!r}, "
+            f"reserved={self.reserved}"
+        )
 
     def reset_tables(self) -> None:
-        """Drop every table; the next call builds afresh."""
+        """Drop every table; the next call builds afresh (the reserved length is kept)."""
         self._tables = {}
         self._spectrum_seen = None
 
@@ -644,7 +742,7 @@ class RotaryEmbedding(nn.Module):
     # --- building -------------------------------------------------------------------------------
 
     def _key(self, device: torch.device, dtype: torch.dtype) -> tuple[torch.device, torch.dtype]:
-        if device.type != "cpu" and device.index is None:  # "cuda" and "cuda:0" are one table
+        if device.type not in ("cpu", "meta") and device.index is None:  # "cuda" is "cuda:0"
             device = torch.empty(0, device=device).device
         return device, self._work_dtype(dtype)
 
@@ -656,58 +754,68 @@ class RotaryEmbedding(nn.Module):
     def _build(
         self, positions: torch.Tensor, device: torch.device, dtype: torch.dtype
     ) -> tuple[torch.Tensor, ...]:
-        """Tables for ``positions`` (float64, any values), on ``device``, in ``dtype``'s work type.
+        """Rows for ``positions`` (any shape, any values), on ``device``, in the work type.
 
-        Real conventions: ``(cos (n, d), sin (n, d/2))``; complex: ``(freqs_cis (n, d/2),)``.
+        Real conventions: ``(cos (..., d), sin (..., d/2))``; complex: ``(freqs_cis (..., d/2),)``.
         """
         self.table_builds += 1
-        angles = check_angles(_angles_on(positions, self.inv_freq, device))
+        shape = positions.shape
+        angles = _angles_on(positions.reshape(-1), self.inv_freq, device)
+        _finite_on_host(angles, _OVERFLOW)
+        angles = angles.reshape(*shape, angles.shape[-1])
         if self.convention == "complex":
             freqs = torch.polar(torch.full_like(angles, self.attention_scaling), angles)
             return (freqs.to(self._work_dtype(dtype)),)
         cos = angles.cos() * self.attention_scaling
         sin = angles.sin() * self.attention_scaling
-        cos = cos.repeat(1, 2) if self.convention == "half" else cos.repeat_interleave(2, dim=-1)
+        cos = torch.cat((cos, cos), -1) if self.convention == "half" else (
+            cos.repeat_interleave(2, dim=-1)
+        )
         return cos.to(dtype), sin.to(dtype)
-
-    def _spectrum_unchanged(self) -> bool:
-        """Whether ``inv_freq`` is the spectrum the tables were built from (cheap checks)."""
-        freqs = self.inv_freq
-        seen = self._spectrum_seen
-        if seen is None or seen[0] != freqs._version or seen[1] != freqs.data_ptr():
-            return False
-        # On the CPU the values can be compared for free; this catches edits through .data.
-        return freqs.device.type != "cpu" or torch.equal(seen[2], freqs)
 
     def _table(
         self, needed: int, device: torch.device, dtype: torch.dtype
     ) -> tuple[torch.Tensor, ...]:
-        """The table for ``(device, dtype)`` with at least ``needed`` rows, grown if necessary."""
-        if not self._spectrum_unchanged():
+        """The table for ``(device, dtype)`` with at least ``needed`` rows (``<= max_rows``)."""
+        freqs = self.inv_freq
+        seen = (freqs._version, freqs.data_ptr())  # host metadata: no value is read
+        if self._spectrum_seen != seen:
             self._tables = {}
-            freqs = self.inv_freq
-            snapshot = freqs.detach().clone() if freqs.device.type == "cpu" else freqs[:0]
-            self._spectrum_seen = (freqs._version, freqs.data_ptr(), snapshot)
+            self._spectrum_seen = seen
         key = self._key(device, dtype)
         table = self._tables.get(key)
         have = 0 if table is None else table[0].shape[0]
         if table is None or have < needed:
-            capacity = max(needed, 2 * have, self._MIN_CAPACITY)
-            check_size(("capacity", capacity), ("dim", self.dim), what="the (capacity, dim) table")
+            # Grow geometrically, never past what the size limit allows.
+            capacity = min(max(needed, 2 * have, self._MIN_CAPACITY, self.reserved), self.max_rows)
             positions = torch.arange(capacity, dtype=torch.float64, device=key[0])
             table = self._build(positions, key[0], dtype)
             self._tables[key] = table
         return table
 
+    def _reserve_rows(self, length: int, name: str) -> None:
+        if length > self.max_rows:
+            raise ValueError(
+                f"{name} must be at most MAX_ELEMENTS // dim = {self.max_rows} (a ({name}, dim) "
+                f"table of more than posenc_lib's size limit MAX_ELEMENTS = {MAX_ELEMENTS} "
+                f"elements), got {name} = {length}"
+            )
+        self.reserved = max(self.reserved, length)
+
     def reserve(
         self, length: int, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
     ) -> None:
-        """Build the table for positions ``0 … length-1`` now (Meta precomputes twice its maximum).
+        """Build the table for positions ``0 … length-1`` now, and let explicit positions index it.
+
+        Meta precomputes twice its maximum sequence length; a server reserves its context
+        length. After ``reserve(n)``, integer ``positions`` must lie in ``[0, n)`` (checked on
+        the CPU; not checked on an accelerator). Reserving is cumulative: the largest length
+        reserved so far holds for every device and dtype.
 
         Parameters
         ----------
         length : int
-            Number of positions (>= 0).
+            Number of positions (>= 0, at most ``max_rows``).
         device : torch.device or str
             Device of the table.
         dtype : torch.dtype
@@ -716,7 +824,7 @@ class RotaryEmbedding(nn.Module):
         length = check_length(length, "length")
         checked = check_device(device)
         dtype = check_dtype(dtype)
-        check_size(("length", length), ("dim", self.dim), what="the (length, dim) table")
+        self._reserve_rows(length, "length")
         where = self.inv_freq.device if checked is None else checked
         if length > 0 and not self._grad_path():
             self._table(length, where, self._work_dtype_for(dtype))
@@ -724,38 +832,50 @@ class RotaryEmbedding(nn.Module):
     def _grad_path(self) -> bool:
         return self.inv_freq.requires_grad and torch.is_grad_enabled()
 
-    def _rows(
+    def _slice(
+        self, offset: int, seq: int, device: torch.device, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, ...]:
+        """Rows ``offset … offset+seq-1``: a slice of the table (host-known length)."""
+        if self._grad_path() or offset + seq > self.max_rows:
+            span = torch.arange(offset, offset + seq, dtype=torch.float64, device=device)
+            return self._build(span, device, dtype)
+        table = self._table(offset + seq, device, dtype)
+        return tuple(t[offset : offset + seq] for t in table)
+
+    def _gather(
         self,
-        positions: torch.Tensor | None,
-        offset: int,
-        seq: int,
+        positions: torch.Tensor,
         device: torch.device,
         dtype: torch.dtype,
+        lead: tuple[int, ...] = (),
     ) -> tuple[torch.Tensor, ...]:
-        """The table rows for this call: a slice, a gather, or (when they cannot index) fresh."""
-        if positions is None:
-            if self._grad_path():  # a fresh graph for every call
-                span = torch.arange(offset, offset + seq, dtype=torch.float64)
-                return self._build(span, device, dtype)
-            table = self._table(offset + seq, device, dtype)
-            return tuple(t[offset : offset + seq] for t in table)
-        if seq == 0 or self._grad_path():
-            return self._build(positions, device, dtype)
-        # One read of a few scalars decides between indexing and computing the rows.
-        if positions.is_floating_point():
-            lo, hi, fractional = torch.stack(
-                (positions.min(), positions.max(), (positions != positions.round()).any().double())
-            ).tolist()
-        else:  # integer positions are whole numbers already
-            lo, hi = (int(v) for v in torch.aminmax(positions))
-            fractional = False
-        # Rows that cannot index a table (negative, fractional, or beyond the size limit) are
-        # computed directly; the angle check then names an overflow instead of a table size.
-        if lo < 0 or fractional or hi + 1 > MAX_ELEMENTS // self.dim:
-            return self._build(positions, device, dtype)
-        table = self._table(int(hi) + 1, device, dtype)
-        index = positions.to(device=table[0].device, dtype=torch.long)
-        return tuple(t.index_select(0, index) for t in table)
+        """Rows for explicit positions ``(seq,)`` or ``(batch, seq)``, with no host read.
+
+        ``(batch, seq)`` positions give rows ``(batch, *lead, seq, ·)`` (``lead`` ones stand for
+        the head dimensions of ``q``).
+        """
+        positions = positions.to(device)
+        if positions.is_floating_point() or self.reserved == 0 or self._grad_path():
+            rows = self._build(positions.to(torch.float64), device, dtype)
+            if positions.ndim == 1:
+                return rows
+            return tuple(t.unflatten(0, (t.shape[0], *lead)) for t in rows)
+        table = self._table(self.reserved, device, dtype)
+        index = positions if positions.ndim == 1 else positions.reshape(-1)
+        if index.dtype not in (torch.int64, torch.int32):
+            index = index.to(torch.long)
+        try:
+            rows = tuple(t.index_select(0, index) for t in table)
+        except IndexError:  # the CPU checks the index; CUDA raises a device-side assert instead
+            raise ValueError(
+                f"integer positions must lie in [0, {self.reserved}) (the reserved table): "
+                "reserve(length) a longer table, or pass float positions to compute their rows "
+                "directly"
+            ) from None
+        if positions.ndim == 1:
+            return rows
+        batch, seq = positions.shape  # (batch·seq, ·) -> (batch, *lead, seq, ·)
+        return tuple(t.view(batch, *lead, seq, t.shape[-1]) for t in rows)
 
     def cos_sin(
         self, seq_len: int, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
@@ -786,7 +906,7 @@ class RotaryEmbedding(nn.Module):
         dtype = check_dtype(dtype)
         where = self.inv_freq.device if checked is None else checked
         with torch.no_grad():
-            rows = self._rows(None, 0, seq_len, where, self._work_dtype_for(dtype))
+            rows = self._slice(0, seq_len, where, self._work_dtype_for(dtype))
         if self.convention == "complex":
             return (rows[0].clone(),)
         cos, sin_half = rows
@@ -816,26 +936,58 @@ class RotaryEmbedding(nn.Module):
             return _rotate_interleaved_layout(x, tables[0], tables[1])
         return _rotate_complex(x, tables[0])
 
+    def _check_positions(
+        self, positions: object, q: torch.Tensor, k: torch.Tensor, seq: int
+    ) -> torch.Tensor:
+        """Shape and dtype of explicit positions (host metadata only)."""
+        if not isinstance(positions, torch.Tensor):
+            return check_positions(positions, seq)  # a list or range: host data
+        if positions.dtype.is_complex or positions.dtype == torch.bool:
+            raise TypeError(
+                f"positions must hold integers or real floats, got dtype {positions.dtype}"
+            )
+        if positions.ndim not in (1, 2) or positions.shape[-1] != seq:
+            raise ValueError(
+                f"positions must have shape (seq,) or (batch, seq) with seq = {seq} "
+                f"(q.shape[-2]), got shape {tuple(positions.shape)}"
+            )
+        if positions.ndim == 2:
+            batch = positions.shape[0]
+            for name, x in (("q", q), ("k", k)):
+                if x.ndim < 3 or x.shape[0] not in (1, batch):
+                    raise ValueError(
+                        f"positions of shape (batch, seq) = {tuple(positions.shape)} need {name} "
+                        f"of shape (batch, ..., seq, dim) with batch = {batch}, "
+                        f"got {name}.shape = {tuple(x.shape)}"
+                    )
+        if positions.is_floating_point():
+            _finite_on_host(positions, "positions must be finite, got a NaN or infinite entry")
+        return positions
+
     def forward(
         self,
         q: torch.Tensor,
         k: torch.Tensor,
         positions: torch.Tensor | None = None,
         *,
-        offset: int = 0,
+        offset: int | torch.Tensor = 0,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Rotate queries and keys.
+        """Rotate queries and keys, without a host synchronisation.
 
         Parameters
         ----------
         q, k : torch.Tensor
             Shape ``(..., seq, dim)`` each, same ``seq``, ``dim`` and dtype (leading dimensions may
-            differ, e.g. fewer key heads).
+            differ, e.g. fewer key heads). With ``(batch, seq)`` positions:
+            ``(batch, ..., seq, dim)``, e.g. ``(batch, heads, seq, dim)``.
         positions : torch.Tensor, optional
-            Shape ``(seq,)``; default ``arange(offset, offset + seq)``.
-        offset : int
+            Shape ``(seq,)`` or ``(batch, seq)`` (one row of positions per sequence: left padding,
+            packed sequences); default ``arange(offset, offset + seq)``. Integer positions index
+            the reserved table (see :meth:`reserve`); float positions are computed directly.
+        offset : int or torch.Tensor
             First position when ``positions`` is not given (>= 0): during generation, the number
-            of tokens already in the key–value cache (Meta's ``start_pos``).
+            of tokens already in the key–value cache (Meta's ``start_pos``). A 0-d integer tensor
+            is read as ``positions = offset + arange(seq)`` on its device.
 
         Returns
         -------
@@ -852,17 +1004,24 @@ class RotaryEmbedding(nn.Module):
             raise ValueError(f"q and k must have the same seq length, got {seq} and {k_seq}")
         if q.dtype != k.dtype:
             raise TypeError(f"q and k must have the same dtype, got {q.dtype} and {k.dtype}")
+        work = self._work_dtype_for(q.dtype)
+        if isinstance(offset, torch.Tensor):
+            if offset.ndim != 0 or offset.dtype not in _INDEX_DTYPES:
+                raise TypeError(
+                    "offset must be a non-negative Python int or a 0-d integer tensor, got a "
+                    f"tensor of shape {tuple(offset.shape)} and dtype {offset.dtype}"
+                )
+            if positions is not None:
+                raise ValueError("give either positions or offset, not both")
+            positions = offset.to(torch.long) + torch.arange(seq, device=offset.device)
+            offset = 0
         offset = check_length(offset, "offset")
-        if positions is not None:
+        if positions is None:
+            tables = self._slice(offset, seq, q.device, work)
+        else:
             if offset != 0:
                 raise ValueError("give either positions or offset, not both")
-            if isinstance(positions, torch.Tensor) and positions.dtype in _INDEX_DTYPES and (
-                positions.shape == (seq,)
-            ):
-                pass  # integers are finite: they index the table as they are
-            else:
-                positions = check_positions(positions, seq)
-        else:
-            check_size(("offset + seq", offset + seq), ("dim", self.dim), what="the table")
-        tables = self._rows(positions, offset, seq, q.device, self._work_dtype_for(q.dtype))
+            positions = self._check_positions(positions, q, k, seq)
+            # (batch, seq) positions: rows (batch, 1, …, 1, seq, ·) against q's head dimensions
+            tables = self._gather(positions, q.device, work, (1,) * (q.ndim - 3))
         return self._rotate(q, tables), self._rotate(k, tables)

@@ -144,3 +144,67 @@ def test_rope_scores_bad_arguments():
         rope_scores(q, torch.randn(4, 6))
     with pytest.raises(ValueError, match="dim"):
         rope_scores(torch.randn(4, 7), torch.randn(4, 7))
+
+
+# --- QK-norm: a per-head norm before the rotation must be permuted with the projection ----------
+
+
+@pytest.mark.parametrize("per_head", [False, True])
+def test_qk_norm_weights_move_with_the_projection_rows(per_head: bool) -> None:
+    from posenc_lib.conversion import hf_to_meta_qk_norm_weight, meta_to_hf_qk_norm_weight
+
+    n_heads, head_dim, d_model, seq = 2, 8, 16, 5
+    gen = torch.Generator().manual_seed(3)
+    w_q, w_k = torch.randn(2, n_heads * head_dim, d_model, generator=gen, dtype=torch.float64)
+    shape = (n_heads, head_dim) if per_head else (head_dim,)
+    q_norm, k_norm = 1 + torch.rand(2, *shape, generator=gen, dtype=torch.float64)
+    x = torch.randn(seq, d_model, generator=gen, dtype=torch.float64)
+
+    def heads(w: torch.Tensor, norm: torch.Tensor) -> torch.Tensor:
+        h = (x @ w.T).reshape(seq, n_heads, head_dim).transpose(0, 1)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)  # RMSNorm over the head
+        return h * (norm[:, None, :] if per_head else norm)
+
+    meta = rope_scores(heads(w_q, q_norm), heads(w_k, k_norm), convention="interleaved")
+    wq_hf, wk_hf = meta_to_hf_qk_weight(w_q, n_heads), meta_to_hf_qk_weight(w_k, n_heads)
+    qn_hf, kn_hf = meta_to_hf_qk_norm_weight(q_norm), meta_to_hf_qk_norm_weight(k_norm)
+    hf = rope_scores(heads(wq_hf, qn_hf), heads(wk_hf, kn_hf), convention="half")
+    torch.testing.assert_close(hf, meta, atol=1e-10, rtol=0)
+    forgot = rope_scores(heads(wq_hf, q_norm), heads(wk_hf, k_norm), convention="half")
+    assert (forgot - meta).abs().max() > 0.1  # projection permuted, norm weights not: wrong
+    assert torch.equal(hf_to_meta_qk_norm_weight(qn_hf), q_norm)
+    with pytest.raises(ValueError, match=r"\(head_dim,\) or \(n_heads, head_dim\)"):
+        meta_to_hf_qk_norm_weight(torch.ones(7))
+
+
+@pytest.mark.parametrize("rotary_dim", [2, 8, 16])
+def test_partial_rotary_conversion_moves_only_the_rotated_rows(rotary_dim: int) -> None:
+    from posenc_lib import apply_rope_partial
+
+    n_heads, n_kv, head_dim, d_model, seq = 4, 2, 16, 32, 7
+    gen = torch.Generator().manual_seed(5)
+    w_q = torch.randn(n_heads * head_dim, d_model, generator=gen, dtype=torch.float64)
+    w_k = torch.randn(n_kv * head_dim, d_model, generator=gen, dtype=torch.float64)
+    x = torch.randn(seq, d_model, generator=gen, dtype=torch.float64)
+
+    def scores(wq: torch.Tensor, wk: torch.Tensor, convention: str) -> torch.Tensor:
+        q = (x @ wq.T).reshape(seq, n_heads, head_dim).transpose(0, 1)
+        k = (x @ wk.T).reshape(seq, n_kv, head_dim).transpose(0, 1)
+        k = k.repeat_interleave(n_heads // n_kv, dim=0)  # grouped-query attention
+        rq = apply_rope_partial(q, rotary_dim, convention=convention)
+        rk = apply_rope_partial(k, rotary_dim, convention=convention)
+        return rq @ rk.transpose(-2, -1)
+
+    meta = scores(w_q, w_k, "interleaved")
+    wq_hf = meta_to_hf_qk_weight(w_q, n_heads, rotary_dim)
+    wk_hf = meta_to_hf_qk_weight(w_k, n_kv, rotary_dim)  # key heads: the number of kv heads
+    torch.testing.assert_close(scores(wq_hf, wk_hf, "half"), meta, atol=1e-10, rtol=0)
+    rows = torch.arange(n_heads * head_dim, dtype=torch.float64)[:, None]
+    moved = meta_to_hf_qk_weight(rows, n_heads, rotary_dim)[:, 0].reshape(n_heads, head_dim)
+    assert torch.equal(moved[:, rotary_dim:], rows[:, 0].reshape(n_heads, head_dim)[:, rotary_dim:])
+    assert torch.equal(hf_to_meta_qk_weight(wq_hf, n_heads, rotary_dim), w_q)
+    if rotary_dim < head_dim:  # converting the whole head instead is wrong
+        wrong = scores(meta_to_hf_qk_weight(w_q, n_heads), meta_to_hf_qk_weight(w_k, n_kv), "half")
+        assert (wrong - meta).abs().max() > 0.1
+    with pytest.raises(ValueError, match="rotary_dim must be an even integer <= head_dim = 16"):
+        meta_to_hf_qk_weight(w_q, n_heads, 18)

@@ -304,7 +304,7 @@ def test_module_rejects_bad_inputs() -> None:
         layer(q, torch.randn(1, 5, 8))
     with pytest.raises(TypeError, match="same dtype"):
         layer(q, q.double())
-    with pytest.raises(ValueError, match="positions must have length seq = 4"):
+    with pytest.raises(ValueError, match=r"shape \(seq,\) or \(batch, seq\) with seq = 4"):
         layer(q, q, torch.arange(3))
     with pytest.raises(ValueError, match="convention must be one of"):
         RotaryEmbedding(8, convention="neox")
@@ -354,7 +354,10 @@ def test_assigning_or_editing_inv_freq_rebuilds_the_tables() -> None:
     torch.testing.assert_close(layer(q, q)[0], apply_rope_half(q, inv_freq=doubled))
     layer = RotaryEmbedding(8)
     layer(q, q)
-    layer.inv_freq.data.mul_(2)  # behind autograd's back, no version bump
+    layer.inv_freq.data.mul_(2)  # behind autograd's back, no version bump: reset by hand
+    stale, _ = layer(q, q)
+    assert not torch.allclose(stale, apply_rope_half(q, inv_freq=doubled))  # documented
+    layer.reset_tables()
     torch.testing.assert_close(layer(q, q)[0], apply_rope_half(q, inv_freq=doubled))
     with pytest.raises(ValueError, match="inv_freq must have length dim // 2 = 4"):
         layer.inv_freq = torch.ones(3)
@@ -446,6 +449,8 @@ def test_decoding_4096_steps_builds_no_table_after_warm_up(convention: str) -> N
     grown = layer.table_builds
     assert grown == 1 + 8  # log2(4096 / 16) doublings after the first table
     assert layer.capacity("cpu", torch.float64) == 4096
+    layer.reserve(4096, "cpu", torch.float64)  # explicit positions index the reserved table
+    assert layer.table_builds == grown  # the table already has 4 096 rows
     for step in range(4096):  # a second generation, with explicit positions this time
         out, _ = layer(x, x, torch.tensor([step]))
     assert layer.table_builds == grown  # 0 builds over 4 096 steps

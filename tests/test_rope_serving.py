@@ -1,0 +1,193 @@
+"""RotaryEmbedding as a serving layer: no host reads, (batch, seq) positions, one shared table."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import LlamaConfig
+from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+import posenc_lib.rope as rope_module
+from posenc_lib import (
+    CONVENTIONS,
+    RotaryEmbedding,
+    apply_rope_complex,
+    apply_rope_half,
+    apply_rope_interleaved,
+    apply_rope_partial,
+)
+from posenc_lib.host_sync import HostReadCounter, count_host_reads
+
+APPLY = {
+    "half": apply_rope_half,
+    "interleaved": apply_rope_interleaved,
+    "complex": apply_rope_complex,
+}
+Q = torch.randn(2, 4, 3, 16, generator=torch.Generator().manual_seed(0))
+
+
+def _paths(layer: RotaryEmbedding, device: str) -> dict[str, object]:
+    q = Q.to(device)
+    return {
+        "offset=100": lambda: layer(q, q, offset=100),
+        "offset=tensor(100)": lambda: layer(q, q, offset=torch.tensor(100, device=device)),
+        "positions (seq,) int": lambda: layer(q, q, torch.tensor([7, 8, 9], device=device)),
+        "positions (batch, seq) int": lambda: layer(
+            q, q, torch.tensor([[0, 0, 1], [5, 6, 7]], device=device)
+        ),
+        "positions (seq,) float": lambda: layer(q, q, torch.tensor([0.5, 1.5, 2.5], device=device)),
+    }
+
+
+@pytest.mark.parametrize("reserved", [0, 256])
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_every_forward_path_reads_no_device_value(convention: str, reserved: int) -> None:
+    layer = RotaryEmbedding(16, convention=convention, max_positions=reserved)
+    for name, call in _paths(layer, "cpu").items():
+        call()  # first call may build the table; the build reads nothing either
+        assert count_host_reads(call) == {}, name
+
+
+def test_the_counter_counts_what_the_old_validation_did() -> None:
+    # The check that would catch a regression: the reads the old code made are counted.
+    x = torch.tensor([1.0, 2.0])
+    assert count_host_reads(lambda: bool(torch.isfinite(x).all())) == {
+        "aten::_local_scalar_dense": 1
+    }
+    assert count_host_reads(lambda: int(torch.aminmax(x)[0])) == {"aten::_local_scalar_dense": 1}
+    assert count_host_reads(lambda: torch.equal(x, x)) == {"aten::equal": 1}
+    with HostReadCounter() as reads:
+        x.max().item()
+        torch.aminmax(x)
+    assert reads.total == 1
+    # A meta tensor has shapes but no values: reading one raises, so a path that runs on the
+    # meta device reads nothing.
+    meta = torch.zeros(2, device="meta")
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        int(meta.max())
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_every_forward_path_runs_on_a_device_without_values(convention: str) -> None:
+    # The meta device holds shapes only: item(), tolist(), numpy() and copies to the CPU raise.
+    for reserved in (0, 256):
+        layer = RotaryEmbedding(16, convention=convention, max_positions=reserved).to("meta")
+        for name, call in _paths(layer, "meta").items():
+            q_rot, _ = call()
+            assert q_rot.shape == Q.shape and q_rot.device.type == "meta", name
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_the_functions_read_no_device_value(convention: str) -> None:
+    pos = torch.tensor([3, 4, 5])
+    theta = rope_module.rope_inv_freq(16, 500000.0)
+    assert count_host_reads(lambda: APPLY[convention](Q, pos)) == {}
+    assert count_host_reads(lambda: APPLY[convention](Q, pos.double(), inv_freq=theta)) == {}
+    assert count_host_reads(lambda: apply_rope_partial(Q, 8, pos, convention=convention)) == {}
+    meta = Q.to("meta")
+    assert APPLY[convention](meta, pos.to("meta")).shape == Q.shape
+
+
+def test_cpu_values_are_still_checked_with_clear_errors() -> None:
+    layer = RotaryEmbedding(16, max_positions=64)
+    with pytest.raises(ValueError, match=r"integer positions must lie in \[0, 64\)"):
+        layer(Q, Q, torch.tensor([0, 1, 64]))
+    with pytest.raises(ValueError, match=r"integer positions must lie in \[0, 64\)"):
+        layer(Q, Q, torch.tensor([[0, 1, 2], [-1, 0, 1]]))
+    with pytest.raises(ValueError, match="positions must be finite"):
+        layer(Q, Q, torch.tensor([0.0, float("nan"), 1.0]))
+    with pytest.raises(ValueError, match="positions must be finite"):
+        apply_rope_half(Q, torch.tensor([0.0, float("inf"), 1.0]))
+    with pytest.raises(ValueError, match=r"positions of shape \(batch, seq\) = \(3, 3\) need q"):
+        layer(Q, Q, torch.zeros(3, 3, dtype=torch.long))
+    with pytest.raises(TypeError, match="offset must be a non-negative Python int or a 0-d"):
+        layer(Q, Q, offset=torch.tensor([1, 2]))
+
+
+# --- (batch, seq) position ids: left padding and packing, as Hugging Face takes them ------------
+
+
+def _hf(head_dim: int, theta: float, q: torch.Tensor, k: torch.Tensor, ids: torch.Tensor):
+    config = LlamaConfig(
+        hidden_size=head_dim * 4,
+        num_attention_heads=4,
+        head_dim=head_dim,
+        rope_parameters={"rope_type": "default", "rope_theta": theta},
+    )
+    cos, sin = LlamaRotaryEmbedding(config)(q, ids)
+    return apply_rotary_pos_emb(q, k, cos, sin)
+
+
+@pytest.mark.parametrize("reserved", [0, 4096])
+def test_batched_position_ids_match_hugging_face(reserved: int) -> None:
+    # Row 0 left-padded (two pads at position 0, as HF's generate sets them), row 1 two packed
+    # documents (positions restart at 0), row 2 a plain sequence from 4000.
+    ids = torch.tensor(
+        [[0, 0, 0, 1, 2, 3], [0, 1, 2, 0, 1, 2], [4000, 4001, 4002, 4003, 4004, 4005]]
+    )
+    q = torch.randn(3, 4, 6, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    k = torch.randn(3, 2, 6, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    hf_q, hf_k = _hf(64, 500000.0, q, k, ids)
+    layer = RotaryEmbedding(64, 500000.0, max_positions=reserved)
+    ours_q, ours_k = layer(q, k, ids)
+    # HF computes the angles in float32 (off by ~|m|·2^-24 at m ≈ 4000), ours in float64.
+    torch.testing.assert_close(ours_q, hf_q, atol=2e-3, rtol=0)
+    torch.testing.assert_close(ours_k, hf_k, atol=2e-3, rtol=0)
+    # Row by row it is the 1-D rotation of that row's positions (exact, both in float64).
+    for row in range(3):
+        torch.testing.assert_close(
+            ours_q[row], apply_rope_half(q[row], ids[row], base=500000.0), atol=1e-12, rtol=0
+        )
+    # Rows differ only through their positions: swapping rows of ids swaps the outputs.
+    swapped, _ = layer(q[[1, 0, 2]], k[[1, 0, 2]], ids[[1, 0, 2]])
+    assert torch.equal(swapped, ours_q[[1, 0, 2]])
+
+
+def test_batched_positions_with_one_query_row_broadcast() -> None:
+    layer = RotaryEmbedding(16, max_positions=32)
+    ids = torch.tensor([[3, 4, 5], [9, 10, 11]])
+    q = Q[:1]  # batch 1 broadcast against two rows of positions
+    out, _ = layer(q, q, ids)
+    assert out.shape == (2, 4, 3, 16)
+    torch.testing.assert_close(out[1], apply_rope_half(Q[0], ids[1]), atol=1e-6, rtol=0)
+
+
+# --- one table for every layer, growth capped by the size limit --------------------------------
+
+
+def test_layers_sharing_one_module_share_one_table() -> None:
+    rope = RotaryEmbedding(16, max_positions=512)
+    layers = torch.nn.ModuleList(torch.nn.Module() for _ in range(8))
+    for layer in layers:
+        layer.rope = rope  # the same object in every layer
+    x = torch.randn(1, 2, 1, 16)
+    for step in range(64):
+        for layer in layers:
+            layer.rope(x, x, offset=step)
+            layer.rope(x, x, torch.tensor([[step]]))
+    assert rope.table_builds == 1  # one table, built at the first call, for 8 layers × 64 steps
+    assert (
+        len({id(layer.rope._tables[(torch.device("cpu"), torch.float32)][0]) for layer in layers})
+        == 1
+    )
+
+
+def test_growth_is_capped_at_the_size_limit_and_beyond_it_rows_are_computed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(rope_module, "MAX_ELEMENTS", 2**12)  # 256 rows at d = 16
+    layer = RotaryEmbedding(16)
+    assert layer.max_rows == 256
+    x = torch.randn(1, 1, 16, dtype=torch.float64)
+    layer(x, x, offset=150)  # 151 rows needed: a table of 151 rows
+    assert layer.capacity("cpu", torch.float64) == 151
+    layer(x, x, offset=151)  # doubling would ask 302 rows; capped at the 256 the limit allows
+    assert layer.capacity("cpu", torch.float64) == 256
+    builds = layer.table_builds
+    for m in (255, 256, 10_000):  # beyond the table: computed directly, never refused
+        out, _ = layer(x, x, offset=m)
+        torch.testing.assert_close(out, apply_rope_half(x, torch.tensor([m])), atol=1e-12, rtol=0)
+    assert layer.capacity("cpu", torch.float64) == 256
+    assert layer.table_builds == builds + 2  # 256 and 10 000 computed directly
+    with pytest.raises(ValueError, match=r"length must be at most MAX_ELEMENTS // dim = 256"):
+        layer.reserve(257, "cpu", torch.float64)
