@@ -69,6 +69,7 @@ from .scaling import (
     pi_inv_freq,
     yarn_correction_range,
     yarn_inv_freq,
+    yarn_paper_inv_freq,
 )
 from .schemes import (
     binary_encoding,

@@ -20,12 +20,19 @@ import torch
 import torch.nn.functional as F
 
 from .._validation import check_choice, check_int, check_positive_int, check_seed, check_size
-from ..scaling import dynamic_ntk_inv_freq, ntk_inv_freq, pi_inv_freq, yarn_inv_freq
+from ..scaling import (
+    dynamic_ntk_inv_freq,
+    ntk_inv_freq,
+    pi_inv_freq,
+    yarn_inv_freq,
+    yarn_paper_inv_freq,
+)
 from .model import SCHEMES, ModelConfig, TinyDecoder
 from .probe import position_probe
 from .tasks import TASKS, CopyTask, MarkovTask, make_task, with_bos
 
 __all__ = [
+    "GRID_ROPE_METHODS",
     "ROPE_METHODS",
     "VARIANTS",
     "LabSettings",
@@ -38,9 +45,13 @@ __all__ = [
 ]
 
 # Inference-time RoPE methods. "_temp": with YaRN's attention temperature (0.1·ln s + 1)² on the
-# logits; "yarn_no_temp": YaRN's spectrum without it; "temp": the temperature alone.
+# logits; "yarn_no_temp": YaRN's spectrum without it; "temp": the temperature alone. "yarn" is the
+# reference code's YaRN (ramp linear in the pair index, ends rounded to whole indices, as in
+# transformers); "yarn_paper" is the paper's continuous ramp in each pair's turn count, with the
+# same temperature. The main grid evaluates GRID_ROPE_METHODS; "yarn_paper" runs in the ablations.
 ROPE_METHODS = ("plain", "pi", "ntk", "dynamic_ntk", "yarn",
-                "yarn_no_temp", "pi_temp", "ntk_temp", "temp")
+                "yarn_no_temp", "pi_temp", "ntk_temp", "temp", "yarn_paper")
+GRID_ROPE_METHODS = ROPE_METHODS[:-1]
 
 # The grid's variants: the main one (a BOS token on every sequence) and two ablations.
 VARIANTS = ("bos", "no_bos", "learned_std1")
@@ -90,7 +101,7 @@ class LabSettings:
     schemes: tuple[str, ...] = SCHEMES
     tasks: tuple[str, ...] = TASKS
     variants: tuple[str, ...] = VARIANTS
-    rope_methods: tuple[str, ...] = ROPE_METHODS
+    rope_methods: tuple[str, ...] = GRID_ROPE_METHODS
     max_runs: int | None = None
 
     def __post_init__(self) -> None:
@@ -230,7 +241,9 @@ def rope_method_inv_freq(
         inv_freq = spectrum[stem](dim, base, factor)
     elif stem == "yarn":
         inv_freq = yarn_freq
-    scaled = method in ("yarn", "pi_temp", "ntk_temp", "temp")
+    elif method == "yarn_paper":
+        inv_freq, _ = yarn_paper_inv_freq(dim, base, factor, train_length)
+    scaled = method in ("yarn", "yarn_paper", "pi_temp", "ntk_temp", "temp")
     return inv_freq, temperature if scaled else 1.0
 
 
@@ -265,6 +278,7 @@ def evaluate_full(
     length: int,
     method: str = "plain",
     bos: bool = True,
+    logit_scale: float = 1.0,
 ) -> dict:
     """Score ``model`` on the fixed evaluation batch of ``length`` task tokens.
 
@@ -284,9 +298,16 @@ def evaluate_full(
     generating: the sequence is scored block by block (``L`` positions at a time), each block
     from its full prefix with the factor of that prefix's length (Hugging Face's rule with
     factor 1), like decoding that recomputes the cache every ``L`` tokens.
+
+    ``logit_scale`` (any scheme, > 0) multiplies every attention logit on top of the method's
+    own factor: an inference-time temperature (Wang et al.'s remedy for NoPE's dilution).
     """
     length = check_positive_int(length, "length")
     method = check_choice(method, "method", ROPE_METHODS)
+    if isinstance(logit_scale, bool) or not isinstance(logit_scale, (int, float)) or not (
+        math.isfinite(logit_scale) and logit_scale > 0
+    ):
+        raise ValueError(f"logit_scale must be a finite number > 0, got {logit_scale!r}")
     model.eval()
     inputs, targets, scored = eval_batch(settings, task, length, bos)
     rope = model.config.scheme in ("rope", "rope_abf")
@@ -295,11 +316,11 @@ def evaluate_full(
     positions = inputs.shape[1]
     train_positions = settings.train_length + int(bos)
     if method != "dynamic_ntk":
-        kwargs = {}
+        kwargs: dict = {"logit_scale": float(logit_scale)}
         if rope:
-            inv_freq, logit_scale = rope_method_inv_freq(model, method, positions,
-                                                         train_positions)
-            kwargs = {"inv_freq": inv_freq, "logit_scale": logit_scale}
+            inv_freq, method_scale = rope_method_inv_freq(model, method, positions,
+                                                          train_positions)
+            kwargs = {"inv_freq": inv_freq, "logit_scale": method_scale * float(logit_scale)}
         losses, correct = _loss(model, inputs, targets, **kwargs)
     else:
         losses = torch.empty(inputs.shape)
@@ -309,7 +330,8 @@ def evaluate_full(
         for end in ends:
             inv_freq, _ = rope_method_inv_freq(model, method, end, train_positions)
             block_losses, block_correct = _loss(model, inputs[:, :end], targets[:, :end],
-                                                inv_freq=inv_freq)
+                                                inv_freq=inv_freq,
+                                                logit_scale=float(logit_scale))
             losses[:, begin:end] = block_losses[:, begin:]
             correct[:, begin:end] = block_correct[:, begin:]
             begin = end
