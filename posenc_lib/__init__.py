@@ -178,4 +178,5 @@ __all__ = [
     "wavelengths",
     "yarn_correction_range",
     "yarn_inv_freq",
+    "yarn_paper_inv_freq",
 ]
