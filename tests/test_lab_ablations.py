@@ -110,3 +110,22 @@ def test_ablations_change_only_what_they_say() -> None:
         changed = {k for k, v in settings.to_dict().items() if base.to_dict()[k] != v}
         expected = set(ablation.overrides) | ({"rope_methods"} if ablation.extra_methods else set())
         assert changed == expected
+
+
+def test_hybrid_rotates_every_layer_but_the_last() -> None:
+    from posenc_lib.lab.model import ModelConfig, TinyDecoder, nope_layers
+
+    assert nope_layers("hybrid", 3) == (2,) and nope_layers("rope", 3) == ()
+    tokens = torch.randint(0, 10, (2, 12))
+    fast, slow = rope_inv_freq(8, 1e4), rope_inv_freq(8, 1e4) / 7
+    outputs = {}
+    for layers in (1, 2):
+        torch.manual_seed(0)
+        model = TinyDecoder(ModelConfig(vocab=10, scheme="hybrid", d_model=16, n_heads=2,
+                                        n_layers=layers, d_ff=16, max_len=16)).eval()
+        with torch.no_grad():
+            outputs[layers] = [model(tokens, inv_freq=f).logits for f in (fast, slow)]
+    # One layer: the only layer is the NoPE one, so the spectrum cannot matter ...
+    torch.testing.assert_close(outputs[1][0], outputs[1][1], rtol=0, atol=0)
+    # ... two layers: the first is rotary, so it does.
+    assert (outputs[2][0] - outputs[2][1]).abs().max() > 1e-3

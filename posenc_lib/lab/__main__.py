@@ -22,7 +22,7 @@ import time
 import torch
 
 from .ablations import ABLATIONS, run_ablations
-from .model import SCHEMES
+from .model import ALL_SCHEMES
 from .results import DATA_DIR, load_results, runs, summarise
 from .run import run_one
 from .tasks import TASKS
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
                      help="keep the runs of an interrupted grid in --out, train the others")
     one = commands.add_parser("one", help="train and evaluate one configuration")
     one.add_argument("--task", choices=TASKS, required=True)
-    one.add_argument("--scheme", choices=SCHEMES, required=True)
+    one.add_argument("--scheme", choices=ALL_SCHEMES, required=True)
     one.add_argument("--seed", type=int, default=0)
     one.add_argument("--variant", choices=VARIANTS, default="bos")
     one.add_argument("--steps", type=int, default=None)

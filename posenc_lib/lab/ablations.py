@@ -9,6 +9,10 @@ results go into ``posenc_lib/lab/data/lab_ablations.json`` (package data, read b
   (seed 0, as the main grid's first seed). Does BOS decide *whether* NoPE learns, or how fast?
 * ``yarn_ramp``: the RoPE copy model of the main grid (seed 0, retrained: the run is
   deterministic), evaluated with the reference code's YaRN and with the paper's continuous ramp.
+* ``hybrid_*``: RoPE in every layer but the last, which has none (as iRoPE and SmolLM3 mix
+  them), on both tasks;
+* ``*_no_bos_seed1``: RoPE and T5 without BOS on a second seed, so that the BOS comparison of
+  these schemes rests on the same two seeds on both sides.
 """
 
 from __future__ import annotations
@@ -48,6 +52,12 @@ ABLATIONS = (
     Ablation("nope_markov_no_bos_3x", "markov", "none", 0, "no_bos", {"steps": 4500}),
     Ablation("nope_markov_bos_3x", "markov", "none", 0, "bos", {"steps": 4500}),
     Ablation("rope_copy_bos", "copy", "rope", 0, "bos", {}, ("yarn_paper",)),
+    # A second no-BOS seed for the schemes whose BOS effect the chapter states per seed.
+    *(Ablation(f"{scheme}_{task}_no_bos_seed1", task, scheme, 1, "no_bos")
+      for scheme in ("rope", "t5") for task in ("copy", "markov")),
+    # What practitioners deploy: RoPE layers with a NoPE layer after them (seed 0, with BOS).
+    *(Ablation(f"hybrid_{task}_bos", task, "hybrid", 0, "bos")
+      for task in ("copy", "markov")),
 )
 
 

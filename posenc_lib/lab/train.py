@@ -27,7 +27,7 @@ from ..scaling import (
     yarn_inv_freq,
     yarn_paper_inv_freq,
 )
-from .model import SCHEMES, ModelConfig, TinyDecoder
+from .model import ALL_SCHEMES, ROTARY_SCHEMES, SCHEMES, ModelConfig, TinyDecoder
 from .probe import position_probe
 from .tasks import TASKS, CopyTask, MarkovTask, make_task, with_bos
 
@@ -189,7 +189,7 @@ def build_model(settings: LabSettings, task: str, scheme: str, seed: int,
     token ``task.vocab``, and every sequence one more position.
     """
     check_choice(task, "task", TASKS)
-    check_choice(scheme, "scheme", SCHEMES)
+    check_choice(scheme, "scheme", ALL_SCHEMES)
     options = variant_options(variant)
     torch.manual_seed(check_seed(seed))
     vocab = settings.copy_vocab if task == "copy" else settings.markov_vocab
@@ -310,7 +310,7 @@ def evaluate_full(
         raise ValueError(f"logit_scale must be a finite number > 0, got {logit_scale!r}")
     model.eval()
     inputs, targets, scored = eval_batch(settings, task, length, bos)
-    rope = model.config.scheme in ("rope", "rope_abf")
+    rope = model.config.scheme in ROTARY_SCHEMES
     if not rope and method != "plain":
         raise ValueError(f"method {method!r} needs a RoPE model")
     positions = inputs.shape[1]
@@ -462,7 +462,7 @@ def train_run(
     task = task_for(settings, task_name)
     model = build_model(settings, task_name, scheme, seed, variant)
     train_loss, curve = train_model(model, settings, task, seed, progress=progress, bos=bos)
-    methods = settings.rope_methods if scheme in ("rope", "rope_abf") else ("plain",)
+    methods = settings.rope_methods if scheme in ROTARY_SCHEMES else ("plain",)
     metrics: dict[str, dict[str, float]] = {}
     exact: dict[str, dict[str, float]] = {}
     per_position: dict[str, np.ndarray] = {}

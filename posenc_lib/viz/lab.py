@@ -49,6 +49,7 @@ SCHEME_LABELS = {
     "rope_abf": "RoPE-ABF (base 500 000)",
     "alibi": "ALiBi",
     "t5": "T5 bucketed bias",
+    "hybrid": "RoPE + NoPE last layer",
 }
 METHOD_LABELS = {
     "plain": "no scaling",
