@@ -78,7 +78,7 @@ def glue(name: str, value: Any) -> int | float | str:
         raise ValueError(f"name must be a Python identifier such as 'copy_acc_2l'; got {name!r}")
     plain = _plain(value)
     try:
-        from myst_nb import glue as _myst_glue
+        from myst_nb import glue as _myst_glue  # type: ignore[import-untyped]
     except ImportError:  # a reader's kernel: the notebook's markdown already holds the values
         return plain
     _myst_glue(name, plain, display=False)
