@@ -129,3 +129,25 @@ def test_hybrid_rotates_every_layer_but_the_last() -> None:
     torch.testing.assert_close(outputs[1][0], outputs[1][1], rtol=0, atol=0)
     # ... two layers: the first is rotary, so it does.
     assert (outputs[2][0] - outputs[2][1]).abs().max() > 1e-3
+
+
+def test_random_first_token_variant() -> None:
+    from posenc_lib.lab.train import prepend_first, train_run
+
+    task = task_for(TINY, "copy")
+    batch = task.batch(torch.Generator().manual_seed(0), 6, 8)
+    inputs, targets, scored = prepend_first(batch, task, True, True, seed=3)
+    assert inputs.shape[1] == batch[0].shape[1] + 1 and not scored[0]
+    assert int(inputs[:, 0].max()) < task.vocab  # a task token, never the BOS id
+    assert len(set(inputs[:, 0].tolist())) > 1  # not one constant token
+    again = prepend_first(batch, task, True, True, seed=3)[0]
+    assert torch.equal(inputs, again)  # seeded
+    constant = prepend_first(batch, task, True, False)[0]
+    assert set(constant[:, 0].tolist()) == {task.vocab}
+    record, model, _ = train_run(TINY, "copy", "none", 0, "random_first")
+    assert model.config.vocab == TINY.copy_vocab and record["variant"] == "random_first"
+    assert build_model(TINY, "copy", "none", 0, "bos").config.vocab == TINY.copy_vocab + 1
+    with pytest.raises(ValueError, match="bos must be one id"):
+        from posenc_lib.lab.tasks import with_bos
+
+        with_bos(batch, torch.zeros(2, dtype=torch.long))

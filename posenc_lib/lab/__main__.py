@@ -26,7 +26,7 @@ from .model import ALL_SCHEMES
 from .results import DATA_DIR, load_results, runs, summarise
 from .run import run_one
 from .tasks import TASKS
-from .train import VARIANTS, LabSettings
+from .train import ALL_VARIANTS, LabSettings
 
 # Runs agree to float rounding across CPUs (3.6e-7 seen on another machine), not bit for bit.
 REPRODUCE_TOLERANCE = 1e-5
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     one.add_argument("--task", choices=TASKS, required=True)
     one.add_argument("--scheme", choices=ALL_SCHEMES, required=True)
     one.add_argument("--seed", type=int, default=0)
-    one.add_argument("--variant", choices=VARIANTS, default="bos")
+    one.add_argument("--variant", choices=ALL_VARIANTS, default="bos")
     one.add_argument("--steps", type=int, default=None)
     one.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="change a LabSettings field for this run (repeatable)")

@@ -9,6 +9,8 @@ results go into ``posenc_lib/lab/data/lab_ablations.json`` (package data, read b
   (seed 0, as the main grid's first seed). Does BOS decide *whether* NoPE learns, or how fast?
 * ``yarn_ramp``: the RoPE copy model of the main grid (seed 0, retrained: the run is
   deterministic), evaluated with the reference code's YaRN and with the paper's continuous ramp.
+* ``nope_*_random_first``: NoPE with a random task token in front of every sequence instead of
+  the one BOS id (seed 0);
 * ``hybrid_*``: RoPE in every layer but the last, which has none (as iRoPE and SmolLM3 mix
   them), on both tasks;
 * ``*_no_bos_seed1``: RoPE and T5 without BOS on a second seed, so that the BOS comparison of
@@ -55,6 +57,9 @@ ABLATIONS = (
     # A second no-BOS seed for the schemes whose BOS effect the chapter states per seed.
     *(Ablation(f"{scheme}_{task}_no_bos_seed1", task, scheme, 1, "no_bos")
       for scheme in ("rope", "t5") for task in ("copy", "markov")),
+    # Is BOS an anchor because it is one recognisable token, or because it adds a first position?
+    *(Ablation(f"nope_{task}_random_first", task, "none", 0, "random_first")
+      for task in ("copy", "markov")),
     # What practitioners deploy: RoPE layers with a NoPE layer after them (seed 0, with BOS).
     *(Ablation(f"hybrid_{task}_bos", task, "hybrid", 0, "bos")
       for task in ("copy", "markov")),
