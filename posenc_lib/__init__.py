@@ -70,6 +70,7 @@ from .scaling import (
     pi_inv_freq,
     yarn_correction_range,
     yarn_inv_freq,
+    yarn_paper_inv_freq,
 )
 from .schemes import (
     binary_encoding,
@@ -185,4 +186,5 @@ __all__ = [
     "wavelengths",
     "yarn_correction_range",
     "yarn_inv_freq",
+    "yarn_paper_inv_freq",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "pi_inv_freq",
     "yarn_correction_range",
     "yarn_inv_freq",
+    "yarn_paper_inv_freq",
 ]
 
 
@@ -317,3 +318,52 @@ def llama3_inv_freq(
     blended = (1 - t) * theta / factor + t * theta
     out = torch.where(wavelen > low_freq_wavelen, theta / factor, blended)
     return torch.where(wavelen < high_freq_wavelen, theta, out)
+
+
+def yarn_paper_inv_freq(
+    dim: int,
+    base: float,
+    factor: float,
+    original_max_position: int,
+    alpha: float = 1.0,
+    beta: float = 32.0,
+) -> tuple[torch.Tensor, float]:
+    """YaRN's rule as the paper states it: a ramp that is continuous in each pair's turn count.
+
+    Pair ``i`` turns ``r_i = L·θ_i/(2π)`` times within the training context ``L``;
+    ``γ_i = clamp((r_i − α)/(β − α), 0, 1)`` and ``θ'_i = (1 − γ_i)·θ_i/s + γ_i·θ_i``
+    (Peng et al. 2023, Eq. 18–19). :func:`yarn_inv_freq` is the reference code's form instead
+    (and Hugging Face's): its ramp is linear in the *pair index* between the indices of ``β`` and
+    ``α`` turns, rounded outward to whole indices. At large head sizes the two nearly agree; at a
+    head size of 16 the rounding alone can keep a pair whole that the paper's rule interpolates.
+
+    Parameters
+    ----------
+    dim : int
+        Rotary dimension (positive, even).
+    base : float
+        The base ``b`` (> 0, != 1).
+    factor : float
+        Scale factor ``s`` (>= 1).
+    original_max_position : int
+        Training context ``L`` (>= 1).
+    alpha, beta : float
+        Turn counts where the ramp ends: pairs with fewer than ``alpha`` turns are interpolated
+        (θ/s), pairs with more than ``beta`` are kept (``0 < alpha < beta``).
+
+    Returns
+    -------
+    tuple
+        ``(inv_freq, attention_factor)``: shape ``(dim // 2,)`` float64, and ``0.1·ln s + 1``.
+    """
+    factor = check_factor(factor)
+    original_max_position = _check_max_position(original_max_position, "original_max_position")
+    alpha = check_positive(alpha, "alpha")
+    beta = check_positive(beta, "beta")
+    if beta <= alpha:
+        raise ValueError(f"beta must be > alpha, got alpha = {alpha}, beta = {beta}")
+    theta = rope_inv_freq(dim, base)  # validates dim and base
+    turns = original_max_position * theta / (2 * math.pi)  # (dim // 2,)
+    gamma = ((turns - alpha) / (beta - alpha)).clamp(0.0, 1.0)
+    inv_freq = (1.0 - gamma) * theta / factor + gamma * theta
+    return inv_freq, 0.1 * math.log(factor) + 1.0

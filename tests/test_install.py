@@ -107,6 +107,7 @@ def test_wheel_has_an_spdx_license_a_widgets_extra_and_a_typed_marker(tmp_path: 
     # Chapter 9's lab results ship inside the package: a wheel install finds them.
     assert "posenc_lib/lab/data/lab_results.json" in names
     assert "posenc_lib/lab/data/lab_artifacts.npz" in names
+    assert "posenc_lib/lab/data/lab_ablations.json" in names
 
 
 def test_the_library_type_checks() -> None:

@@ -32,6 +32,7 @@ from posenc_lib.lab.results import (
 from posenc_lib.lab.run import jobs, run_lab
 from posenc_lib.lab.tasks import CopyTask, MarkovTask, make_task, with_bos
 from posenc_lib.lab.train import (
+    GRID_ROPE_METHODS,
     ROPE_METHODS,
     LabSettings,
     build_model,
@@ -434,7 +435,7 @@ def test_evaluate_bad_method() -> None:
 
 def test_one_tiny_configuration_end_to_end() -> None:
     record, model, per_pos = train_run(TINY, "copy", "rope", 0)
-    assert set(record["metrics"]) == set(record["exact"]) == set(ROPE_METHODS)
+    assert set(record["metrics"]) == set(record["exact"]) == set(GRID_ROPE_METHODS)
     for by_length in record["metrics"].values():
         assert set(by_length) == {"8", "12", "16"}
         assert all(0.0 <= v <= 1.0 for v in by_length.values())

@@ -38,9 +38,28 @@ from ..attention import attention, causal_mask
 from ..rope import apply_rope_half, rope_inv_freq
 from ..sinusoidal import sinusoidal_table
 
-__all__ = ["SCHEMES", "DecoderOutput", "ModelConfig", "TinyDecoder", "t5_buckets"]
+__all__ = [
+    "ALL_SCHEMES",
+    "ROTARY_SCHEMES",
+    "SCHEMES",
+    "DecoderOutput",
+    "ModelConfig",
+    "TinyDecoder",
+    "nope_layers",
+    "t5_buckets",
+]
 
 SCHEMES = ("none", "sinusoidal", "learned", "rope", "rope_abf", "alibi", "t5")
+# Outside the main grid (an ablation): "hybrid" is RoPE (base rope_base) in every layer but the
+# last, which has no positional encoding — the iRoPE / SmolLM3 pattern of a NoPE layer after
+# RoPE layers, at the lab's depth of 2 or 3.
+ALL_SCHEMES = (*SCHEMES, "hybrid")
+ROTARY_SCHEMES = ("rope", "rope_abf", "hybrid")
+
+
+def nope_layers(scheme: str, n_layers: int) -> tuple[int, ...]:
+    """The layers without RoPE in a model with a rotary scheme: the last one for "hybrid"."""
+    return (n_layers - 1,) if scheme == "hybrid" else ()
 
 
 def t5_buckets(seq: int, num_buckets: int = 32, max_distance: int = 128) -> torch.Tensor:
@@ -77,7 +96,7 @@ class ModelConfig:
         ``d_model × d_ff``, ``d_model × d_model``, and the learned ``max_len × d_model`` table)
         must stay within ``MAX_ELEMENTS``; ``n_layers`` at most ``MAX_PYTHON_ITEMS``.
     scheme : str
-        One of :data:`SCHEMES`.
+        One of :data:`ALL_SCHEMES` (the main grid uses :data:`SCHEMES`).
     d_model, n_heads, n_layers, d_ff : int
         Width, heads (``d_model`` divisible by ``n_heads``, head size even), depth, MLP width.
     max_len : int
@@ -104,7 +123,7 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         check_int(self.vocab, "vocab", minimum=2)
-        check_choice(self.scheme, "scheme", SCHEMES)
+        check_choice(self.scheme, "scheme", ALL_SCHEMES)
         for name in ("d_model", "n_heads", "d_ff", "max_len"):
             check_positive_int(getattr(self, name), name)
         check_positive_int(self.n_layers, "n_layers", maximum=MAX_PYTHON_ITEMS)  # built in a loop
@@ -237,7 +256,7 @@ class TinyDecoder(nn.Module):
 
     def default_inv_freq(self) -> torch.Tensor | None:
         """The RoPE spectrum used in training, ``(head_dim // 2,)`` float64; None if not RoPE."""
-        if self.config.scheme not in ("rope", "rope_abf"):
+        if self.config.scheme not in ROTARY_SCHEMES:
             return None
         return rope_inv_freq(self.config.head_dim, self.config.rope_base)
 
@@ -272,7 +291,7 @@ class TinyDecoder(nn.Module):
         if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= self.config.vocab):
             raise ValueError(f"tokens must lie in [0, vocab) = [0, {self.config.vocab})")
         scheme = self.config.scheme
-        if inv_freq is not None and scheme not in ("rope", "rope_abf"):
+        if inv_freq is not None and scheme not in ROTARY_SCHEMES:
             raise ValueError(f"inv_freq only applies to RoPE models, this one is {scheme!r}")
         if scheme == "learned" and seq > self.config.max_len:
             raise ValueError(
@@ -284,7 +303,7 @@ class TinyDecoder(nn.Module):
             x = x + sinusoidal_table(seq, self.config.d_model, dtype=x.dtype)  # (seq, d_model)
         elif scheme == "learned":
             x = x + self.pos_table[:seq]  # (seq, d_model), broadcast over batch
-        if scheme in ("rope", "rope_abf") and inv_freq is None:
+        if scheme in ROTARY_SCHEMES and inv_freq is None:
             inv_freq = self.default_inv_freq()  # (head_dim // 2,)
         bias = None
         if scheme == "alibi":
@@ -293,8 +312,10 @@ class TinyDecoder(nn.Module):
             buckets = t5_buckets(seq, self.config.t5_num_buckets, self.config.t5_max_distance)
             bias = self.t5_bias(buckets).permute(2, 0, 1)  # (heads, seq, seq)
         hidden, weights = [x], []
-        for block in self.blocks:
-            x, w = block(x, inv_freq, bias, logit_scale)  # (batch, seq, d_model), (b, h, s, s)
+        unrotated = nope_layers(scheme, len(self.blocks))
+        for index, block in enumerate(self.blocks):
+            layer_freq = None if index in unrotated else inv_freq
+            x, w = block(x, layer_freq, bias, logit_scale)  # (batch, seq, d_model), (b, h, s, s)
             hidden.append(x)
             weights.append(w)
         logits = self.head(self.norm(x))  # (batch, seq, vocab)

@@ -45,7 +45,8 @@ def _predict(weights: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def position_probe(model, task, train_length: int, length: int, *, layer: int = 1,
-                   seed: int = 0, batch: int = 256, bos: int | None = None) -> dict[str, float]:
+                   seed: int = 0, batch: int = 256, bos: int | torch.Tensor | None = None
+                   ) -> dict[str, float]:
     """R² of linear probes of position from ``model``'s residual stream after block ``layer``.
 
     Runs ``batch`` sequences of ``length`` tokens (with the token ``bos`` in front if given;

@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import replace
 from multiprocessing import get_context
@@ -268,15 +269,17 @@ def _named(name: str, suffix: str) -> str:
 
 
 def run_one(task: str, scheme: str, seed: int = 0, settings: LabSettings | None = None,
-            steps: int | None = None, variant: str = "bos") -> dict:
+            steps: int | None = None, variant: str = "bos",
+            progress: Callable[[int], None] | None = None) -> dict:
     """Train and evaluate a single configuration in this process (the reader's rerun).
 
-    ``steps`` overrides ``settings.steps`` (fewer steps: a quicker, weaker model).
+    ``steps`` overrides ``settings.steps`` (fewer steps: a quicker, weaker model);
+    ``progress(k)`` is called as training advances by ``k`` steps.
     """
     settings = LabSettings() if settings is None else settings
     if steps is not None:
         steps = check_int(steps, "steps", minimum=1)
         settings = replace(settings, steps=steps)
     variant_options(variant)  # validates the name
-    record, _, _ = train_run(settings, task, scheme, seed, variant)
+    record, _, _ = train_run(settings, task, scheme, seed, variant, progress=progress)
     return record

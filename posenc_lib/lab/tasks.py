@@ -187,16 +187,24 @@ class MarkovTask:
 
 
 def with_bos(
-    batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor], bos: int
+    batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor], bos: int | torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Put the token ``bos`` in front of every sequence of a task batch.
 
     ``(inputs, targets, scored)`` of ``n`` positions become ``n + 1`` positions: the BOS input
     predicts the first token (never scored), every other prediction moves one position right.
+    ``bos`` is one token id for every sequence, or a ``(batch,)`` tensor of ids, one per
+    sequence (the random-first-token ablation).
     """
     inputs, targets, scored = batch
-    bos = check_int(bos, "bos", minimum=0)
-    first = torch.full((inputs.shape[0], 1), bos, dtype=inputs.dtype)  # (batch, 1)
+    if isinstance(bos, torch.Tensor):
+        if bos.shape != (inputs.shape[0],) or bos.dtype != inputs.dtype:
+            raise ValueError(f"bos must be one id or a ({inputs.shape[0]},) tensor of "
+                             f"{inputs.dtype} ids, got shape {tuple(bos.shape)} {bos.dtype}")
+        first = bos[:, None]  # (batch, 1)
+    else:
+        bos = check_int(bos, "bos", minimum=0)
+        first = torch.full((inputs.shape[0], 1), bos, dtype=inputs.dtype)  # (batch, 1)
     return (
         torch.cat([first, inputs], 1),  # (batch, n + 1)
         torch.cat([inputs[:, :1], targets], 1),  # (batch, n + 1)

@@ -20,30 +20,47 @@ import torch
 import torch.nn.functional as F
 
 from .._validation import check_choice, check_int, check_positive_int, check_seed, check_size
-from ..scaling import dynamic_ntk_inv_freq, ntk_inv_freq, pi_inv_freq, yarn_inv_freq
-from .model import SCHEMES, ModelConfig, TinyDecoder
+from ..scaling import (
+    dynamic_ntk_inv_freq,
+    ntk_inv_freq,
+    pi_inv_freq,
+    yarn_inv_freq,
+    yarn_paper_inv_freq,
+)
+from .model import ALL_SCHEMES, ROTARY_SCHEMES, SCHEMES, ModelConfig, TinyDecoder
 from .probe import position_probe
 from .tasks import TASKS, CopyTask, MarkovTask, make_task, with_bos
 
 __all__ = [
+    "ALL_VARIANTS",
+    "GRID_ROPE_METHODS",
     "ROPE_METHODS",
     "VARIANTS",
     "LabSettings",
     "build_model",
     "evaluate",
     "evaluate_full",
+    "prepend_first",
     "rope_method_inv_freq",
     "train_model",
     "train_run",
 ]
 
 # Inference-time RoPE methods. "_temp": with YaRN's attention temperature (0.1·ln s + 1)² on the
-# logits; "yarn_no_temp": YaRN's spectrum without it; "temp": the temperature alone.
+# logits; "yarn_no_temp": YaRN's spectrum without it; "temp": the temperature alone. "yarn" is the
+# reference code's YaRN (ramp linear in the pair index, ends rounded to whole indices, as in
+# transformers); "yarn_paper" is the paper's continuous ramp in each pair's turn count, with the
+# same temperature. The main grid evaluates GRID_ROPE_METHODS; "yarn_paper" runs in the ablations.
 ROPE_METHODS = ("plain", "pi", "ntk", "dynamic_ntk", "yarn",
-                "yarn_no_temp", "pi_temp", "ntk_temp", "temp")
+                "yarn_no_temp", "pi_temp", "ntk_temp", "temp", "yarn_paper")
+GRID_ROPE_METHODS = ROPE_METHODS[:-1]
 
 # The grid's variants: the main one (a BOS token on every sequence) and two ablations.
 VARIANTS = ("bos", "no_bos", "learned_std1")
+# Outside the grid (posenc_lib.lab.ablations): "random_first" puts a random token of the task's
+# own vocabulary in front of every sequence instead of the one BOS id — an extra first position
+# whose token is not recognisable.
+ALL_VARIANTS = (*VARIANTS, "random_first")
 
 
 @dataclass(frozen=True)
@@ -90,7 +107,7 @@ class LabSettings:
     schemes: tuple[str, ...] = SCHEMES
     tasks: tuple[str, ...] = TASKS
     variants: tuple[str, ...] = VARIANTS
-    rope_methods: tuple[str, ...] = ROPE_METHODS
+    rope_methods: tuple[str, ...] = GRID_ROPE_METHODS
     max_runs: int | None = None
 
     def __post_init__(self) -> None:
@@ -155,10 +172,27 @@ class LabSettings:
 
 
 def variant_options(variant: str) -> dict:
-    """``{"bos": bool, "learned_init_std": float | None}`` of a variant (None: the default)."""
-    variant = check_choice(variant, "variant", VARIANTS)
-    return {"bos": variant != "no_bos",
+    """``{"bos": bool, "random_first": bool, "learned_init_std": float | None}`` of a variant
+    (``bos``: a first token is prepended; ``random_first``: it is a random task token, not the BOS
+    id; ``learned_init_std`` None: the default)."""
+    variant = check_choice(variant, "variant", ALL_VARIANTS)
+    return {"bos": variant != "no_bos", "random_first": variant == "random_first",
             "learned_init_std": 1.0 if variant == "learned_std1" else None}
+
+
+def prepend_first(batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+                  task: CopyTask | MarkovTask, bos: bool, random_first: bool = False,
+                  seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The batch as the variant sees it: as is, with the BOS id (``task.vocab``) in front, or with
+    a random task token in front (drawn from a generator seeded with ``seed``)."""
+    if not bos:
+        return batch
+    if not random_first:
+        return with_bos(batch, task.vocab)
+    generator = torch.Generator().manual_seed(seed)
+    first = torch.randint(0, task.vocab, (batch[0].shape[0],), generator=generator,
+                          dtype=batch[0].dtype)
+    return with_bos(batch, first)
 
 
 def task_for(settings: LabSettings, task: str) -> CopyTask | MarkovTask:
@@ -178,13 +212,13 @@ def build_model(settings: LabSettings, task: str, scheme: str, seed: int,
     token ``task.vocab``, and every sequence one more position.
     """
     check_choice(task, "task", TASKS)
-    check_choice(scheme, "scheme", SCHEMES)
+    check_choice(scheme, "scheme", ALL_SCHEMES)
     options = variant_options(variant)
     torch.manual_seed(check_seed(seed))
     vocab = settings.copy_vocab if task == "copy" else settings.markov_vocab
     std = options["learned_init_std"]
     config = ModelConfig(
-        vocab=vocab + int(options["bos"]),
+        vocab=vocab + int(options["bos"] and not options["random_first"]),
         scheme=scheme,
         d_model=settings.d_model,
         n_heads=settings.n_heads,
@@ -230,7 +264,9 @@ def rope_method_inv_freq(
         inv_freq = spectrum[stem](dim, base, factor)
     elif stem == "yarn":
         inv_freq = yarn_freq
-    scaled = method in ("yarn", "pi_temp", "ntk_temp", "temp")
+    elif method == "yarn_paper":
+        inv_freq, _ = yarn_paper_inv_freq(dim, base, factor, train_length)
+    scaled = method in ("yarn", "yarn_paper", "pi_temp", "ntk_temp", "temp")
     return inv_freq, temperature if scaled else 1.0
 
 
@@ -243,12 +279,12 @@ def _loss(model: TinyDecoder, inputs: torch.Tensor, targets: torch.Tensor,
 
 
 def eval_batch(settings: LabSettings, task: CopyTask | MarkovTask, length: int,
-               bos: bool = True):
+               bos: bool = True, random_first: bool = False):
     """The fixed evaluation batch at ``length`` task tokens (same for every run), with a BOS
-    token in front when ``bos`` (id ``task.vocab``)."""
+    token in front when ``bos`` (id ``task.vocab``; a random task token if ``random_first``)."""
     generator = torch.Generator().manual_seed(settings.eval_seed + length)
     batch = task.batch(generator, settings.eval_batch, length)
-    return with_bos(batch, task.vocab) if bos else batch
+    return prepend_first(batch, task, bos, random_first, seed=settings.eval_seed + 7 + length)
 
 
 def _metric(task: CopyTask | MarkovTask, losses: torch.Tensor, correct: torch.Tensor) -> float:
@@ -265,6 +301,8 @@ def evaluate_full(
     length: int,
     method: str = "plain",
     bos: bool = True,
+    logit_scale: float = 1.0,
+    random_first: bool = False,
 ) -> dict:
     """Score ``model`` on the fixed evaluation batch of ``length`` task tokens.
 
@@ -284,22 +322,29 @@ def evaluate_full(
     generating: the sequence is scored block by block (``L`` positions at a time), each block
     from its full prefix with the factor of that prefix's length (Hugging Face's rule with
     factor 1), like decoding that recomputes the cache every ``L`` tokens.
+
+    ``logit_scale`` (any scheme, > 0) multiplies every attention logit on top of the method's
+    own factor: an inference-time temperature (Wang et al.'s remedy for NoPE's dilution).
     """
     length = check_positive_int(length, "length")
     method = check_choice(method, "method", ROPE_METHODS)
+    if isinstance(logit_scale, bool) or not isinstance(logit_scale, (int, float)) or not (
+        math.isfinite(logit_scale) and logit_scale > 0
+    ):
+        raise ValueError(f"logit_scale must be a finite number > 0, got {logit_scale!r}")
     model.eval()
-    inputs, targets, scored = eval_batch(settings, task, length, bos)
-    rope = model.config.scheme in ("rope", "rope_abf")
+    inputs, targets, scored = eval_batch(settings, task, length, bos, random_first)
+    rope = model.config.scheme in ROTARY_SCHEMES
     if not rope and method != "plain":
         raise ValueError(f"method {method!r} needs a RoPE model")
     positions = inputs.shape[1]
     train_positions = settings.train_length + int(bos)
     if method != "dynamic_ntk":
-        kwargs = {}
+        kwargs: dict = {"logit_scale": float(logit_scale)}
         if rope:
-            inv_freq, logit_scale = rope_method_inv_freq(model, method, positions,
-                                                         train_positions)
-            kwargs = {"inv_freq": inv_freq, "logit_scale": logit_scale}
+            inv_freq, method_scale = rope_method_inv_freq(model, method, positions,
+                                                          train_positions)
+            kwargs = {"inv_freq": inv_freq, "logit_scale": method_scale * float(logit_scale)}
         losses, correct = _loss(model, inputs, targets, **kwargs)
     else:
         losses = torch.empty(inputs.shape)
@@ -309,7 +354,8 @@ def evaluate_full(
         for end in ends:
             inv_freq, _ = rope_method_inv_freq(model, method, end, train_positions)
             block_losses, block_correct = _loss(model, inputs[:, :end], targets[:, :end],
-                                                inv_freq=inv_freq)
+                                                inv_freq=inv_freq,
+                                                logit_scale=float(logit_scale))
             losses[:, begin:end] = block_losses[:, begin:]
             correct[:, begin:end] = block_correct[:, begin:]
             begin = end
@@ -337,12 +383,13 @@ def evaluate(
 
 @torch.no_grad()
 def _validate(model: TinyDecoder, settings: LabSettings, task: CopyTask | MarkovTask,
-              bos: bool) -> float:
+              bos: bool, random_first: bool = False) -> float:
     """The in-range metric on a fixed validation batch (never the evaluation batch)."""
     model.eval()
     generator = torch.Generator().manual_seed(settings.eval_seed - 1)
     batch = task.batch(generator, settings.val_batch, settings.train_length)
-    inputs, targets, scored = with_bos(batch, task.vocab) if bos else batch
+    inputs, targets, scored = prepend_first(batch, task, bos, random_first,
+                                            seed=settings.eval_seed - 2)
     losses, correct = _loss(model, inputs, targets)
     model.train()
     return _metric(task, losses[:, scored], correct[:, scored])
@@ -356,6 +403,7 @@ def train_model(
     steps: int | None = None,
     progress: Callable[[int], None] | None = None,
     bos: bool = True,
+    random_first: bool = False,
 ) -> tuple[float, list[list[float]]]:
     """Train ``model`` in place with AdamW (no weight decay), warm-up then cosine.
 
@@ -382,7 +430,8 @@ def train_model(
     tail, window, curve = [], [], []
     for step in range(steps):
         batch = task.train_batch(generator, settings.batch, settings.train_length)
-        inputs, targets, scored = with_bos(batch, task.vocab) if bos else batch
+        inputs, targets, scored = prepend_first(batch, task, bos, random_first,
+                                                seed=20_000 + seed + step)
         losses, _ = _loss(model, inputs, targets)
         loss = losses[:, scored].mean()
         optimizer.zero_grad(set_to_none=True)
@@ -396,7 +445,7 @@ def train_model(
             tail.append(value)
         if (step + 1) % settings.curve_every == 0 or step + 1 == steps:
             curve.append([step + 1, sum(window) / len(window),
-                          _validate(model, settings, task, bos)])
+                          _validate(model, settings, task, bos, random_first)])
             window = []
         if progress is not None and (step + 1) % 20 == 0:
             progress(20)
@@ -436,18 +485,21 @@ def train_run(
     from .. import __version__
 
     start = time.perf_counter()
-    bos = variant_options(variant)["bos"]
+    options = variant_options(variant)
+    bos, random_first = options["bos"], options["random_first"]
     task = task_for(settings, task_name)
     model = build_model(settings, task_name, scheme, seed, variant)
-    train_loss, curve = train_model(model, settings, task, seed, progress=progress, bos=bos)
-    methods = settings.rope_methods if scheme in ("rope", "rope_abf") else ("plain",)
+    train_loss, curve = train_model(model, settings, task, seed, progress=progress, bos=bos,
+                                    random_first=random_first)
+    methods = settings.rope_methods if scheme in ROTARY_SCHEMES else ("plain",)
     metrics: dict[str, dict[str, float]] = {}
     exact: dict[str, dict[str, float]] = {}
     per_position: dict[str, np.ndarray] = {}
     for method in methods:
         metrics[method] = {}
         for n in settings.eval_lengths:
-            out = evaluate_full(model, settings, task, n, method, bos)
+            out = evaluate_full(model, settings, task, n, method, bos,
+                                random_first=random_first)
             metrics[method][str(n)] = out["metric"]
             if method in ("plain", "yarn"):
                 prefix = "" if method == "plain" else "yarn/"
@@ -458,9 +510,12 @@ def train_run(
     in_range = metrics["plain"][str(settings.train_length)]
     probe_length = max(settings.train_length + 2,
                        min(4 * settings.train_length, settings.max_eval_length))
+    first: int | torch.Tensor | None = task.vocab if bos else None
+    if random_first:
+        first = torch.randint(0, task.vocab, (settings.probe_batch,),
+                              generator=torch.Generator().manual_seed(settings.eval_seed + 3))
     probe = position_probe(model, task, settings.train_length, probe_length,
-                           seed=settings.eval_seed, batch=settings.probe_batch,
-                           bos=task.vocab if bos else None)
+                           seed=settings.eval_seed, batch=settings.probe_batch, bos=first)
     record = {
         "variant": variant,
         "task": task_name,

@@ -30,6 +30,7 @@ from ._style import COLORWAY, MUTED, SEQUENTIAL, _buttons, _slider, _style
 
 __all__ = [
     "SCHEME_LABELS",
+    "budget_curves",
     "lab_attention_maps",
     "lab_curves",
     "learned_table_figure",
@@ -37,6 +38,7 @@ __all__ = [
     "nope_counter_figure",
     "position_curves",
     "rope_methods_curves",
+    "yarn_ramp_figure",
 ]
 
 SCHEME_LABELS = {
@@ -47,6 +49,7 @@ SCHEME_LABELS = {
     "rope_abf": "RoPE-ABF (base 500 000)",
     "alibi": "ALiBi",
     "t5": "T5 bucketed bias",
+    "hybrid": "RoPE + NoPE last layer",
 }
 METHOD_LABELS = {
     "plain": "no scaling",
@@ -243,6 +246,91 @@ def learning_curves(results: dict, task: str, *, variant: str = "bos") -> go.Fig
     fig.update_xaxes(title={"text": "training step"})
     fig.update_yaxes(title={"text": ylabel})
     return _style(fig, f"Learning curves ({task}, validation batch at L)", height=420)
+
+
+def budget_curves(curves: dict[str, list[list[float]]], *, gate: float,
+                  references: dict[str, float] | None = None) -> go.Figure:
+    """In-range validation loss against training step, one line per run, with the fit gate.
+
+    Parameters
+    ----------
+    curves : dict
+        ``{label: curve}``, each curve the rows ``[step, training loss, validation metric]`` of a
+        run record (``record["curve"]``); a label containing "3×" is drawn dashed.
+    gate : float
+        The fit gate's loss (floor + margin), drawn as a horizontal line.
+    references : dict, optional
+        Extra horizontal lines ``{name: loss}`` (e.g. the chain's floor).
+    """
+    if not isinstance(curves, dict) or not curves:
+        raise ValueError("curves must be a non-empty dict {label: curve rows}")
+    fig = go.Figure()
+    last = max(row[0] for curve in curves.values() for row in curve)
+    for k, (label, curve) in enumerate(curves.items()):
+        fig.add_trace(go.Scatter(
+            x=[row[0] for row in curve], y=[round(row[2], 4) for row in curve],
+            mode="lines+markers", name=label,
+            line={"color": COLORWAY[k % len(COLORWAY)], "width": 2,
+                  "dash": "dash" if "3×" in label else "solid"},
+            hovertemplate=f"{label}<br>step %{{x}}: %{{y:.3f}}<extra></extra>"))
+    lines = {"fit gate": gate, **(references or {})}
+    for r_index, (name, value) in enumerate(lines.items()):
+        fig.add_trace(go.Scatter(
+            x=[0, last], y=[value, value], mode="lines", name=REFERENCE_LABELS.get(name, name),
+            line={"color": MUTED, "dash": ("solid", "dot", "dash")[r_index % 3], "width": 1.5},
+            hovertemplate=f"{REFERENCE_LABELS.get(name, name)}: {value:.3f}<extra></extra>"))
+    fig.update_xaxes(title={"text": "training step"})
+    fig.update_yaxes(title={"text": "in-range loss (nats)"})
+    return _style(fig, "NoPE on the Markov chain: in-range loss while training", height=440)
+
+
+def yarn_ramp_figure(dims: tuple[int, ...], base: float, factor: float,
+                     train_length: int) -> go.Figure:
+    """θ'_i/θ_i per pair under YaRN's two ramps, one view per head size (buttons).
+
+    The reference code's ramp (:func:`posenc_lib.scaling.yarn_inv_freq`, as in transformers) is
+    linear in the pair index with its ends rounded to whole indices; the paper's
+    (:func:`posenc_lib.scaling.yarn_paper_inv_freq`) is linear in each pair's turn count within
+    ``train_length``. PI (every pair at ``1/s``) is drawn for reference.
+    """
+    from ..rope import rope_inv_freq
+    from ..scaling import yarn_inv_freq, yarn_paper_inv_freq
+
+    if not dims:
+        raise ValueError("dims must name at least one head size")
+    fig = go.Figure()
+    owner: list[int] = []
+    for d_index, dim in enumerate(dims):
+        theta = rope_inv_freq(dim, base)
+        ratios = {
+            "reference code / transformers (rounded index ramp)":
+                yarn_inv_freq(dim, base, factor, train_length)[0] / theta,
+            "paper (continuous ramp in turns)":
+                yarn_paper_inv_freq(dim, base, factor, train_length)[0] / theta,
+        }
+        turns = (train_length * theta / (2 * np.pi)).numpy()
+        for k, (name, ratio) in enumerate(ratios.items()):
+            fig.add_trace(go.Scatter(
+                x=list(range(dim // 2)), y=ratio.numpy().round(4).tolist(), customdata=turns,
+                mode="lines+markers", name=name, visible=d_index == 0,
+                line={"color": COLORWAY[k], "width": 2, "dash": ("solid", "dash")[k]},
+                hovertemplate=("pair %{x}: θ'/θ = %{y:.3f}<br>%{customdata:.2f} turns in "
+                               f"L = {train_length}<extra>{name}</extra>")))
+            owner.append(d_index)
+        fig.add_trace(go.Scatter(
+            x=[0, dim // 2 - 1], y=[1 / factor, 1 / factor], mode="lines", name="PI: 1/s",
+            visible=d_index == 0, line={"color": MUTED, "dash": "dot", "width": 1.5},
+            hoverinfo="skip"))
+        owner.append(d_index)
+    if len(dims) > 1:
+        buttons = [{"label": f"head size {dim}", "method": "update",
+                    "args": [{"visible": [o == i for o in owner]}]}
+                   for i, dim in enumerate(dims)]
+        fig.update_layout(updatemenus=[{**_buttons(buttons, 0), "x": 0.0, "xanchor": "left",
+                                        "y": 1.0, "yanchor": "bottom"}])
+    fig.update_xaxes(title={"text": "pair i (fast → slow)"})
+    fig.update_yaxes(title={"text": "θ'ᵢ / θᵢ"}, range=[0, 1.05])
+    return _style(fig, f"YaRN's two ramps at s = {factor:.2f}, L = {train_length}", height=440)
 
 
 def position_curves(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, train_length: int,

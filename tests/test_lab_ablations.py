@@ -1,0 +1,153 @@
+"""The lab's ablation machinery: YaRN's paper ramp, --set overrides, tolerant reproduction."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posenc_lib.lab.__main__ import largest_difference, parse_overrides
+from posenc_lib.lab.ablations import ABLATIONS, _settings
+from posenc_lib.lab.train import (
+    GRID_ROPE_METHODS,
+    LabSettings,
+    build_model,
+    evaluate_full,
+    rope_method_inv_freq,
+    task_for,
+)
+from posenc_lib.rope import rope_inv_freq
+from posenc_lib.scaling import yarn_inv_freq, yarn_paper_inv_freq
+
+TINY = LabSettings(train_length=8, eval_multiples=(1, 2), steps=2, batch=2, d_model=16,
+                   n_heads=2, copy_layers=1, markov_layers=1, d_ff=16, copy_vocab=12,
+                   eval_batch=2, val_batch=2, probe_batch=4, seeds=(0,))
+
+
+def test_paper_ramp_at_the_labs_head_size() -> None:
+    # d = 16, L = 33 positions (BOS included), 4L: pair 0 turns 33/(2π) = 5.25 times, inside
+    # [α, β] = [1, 32], so the paper's rule interpolates it; the rounded index ramp keeps it.
+    theta = rope_inv_freq(16, 1e4)
+    paper, _ = yarn_paper_inv_freq(16, 1e4, 129 / 33, 33)
+    reference, _ = yarn_inv_freq(16, 1e4, 129 / 33, 33)
+    gamma = (33 / (2 * math.pi) - 1) / 31
+    assert float(paper[0] / theta[0]) == pytest.approx((1 - gamma) * 33 / 129 + gamma)
+    assert round(float(paper[0] / theta[0]), 3) == 0.358
+    assert float(reference[0] / theta[0]) == 1.0
+
+
+@given(dim=st.sampled_from([8, 16, 64, 128]), factor=st.floats(1.0, 64.0),
+       length=st.integers(16, 1 << 17), log_base=st.floats(2.0, 16.0))
+def test_paper_ramp_laws(dim: int, factor: float, length: int, log_base: float) -> None:
+    base = 10.0 ** log_base
+    theta = rope_inv_freq(dim, base)
+    freq, attention = yarn_paper_inv_freq(dim, base, factor, length)
+    ratio = freq / theta
+    turns = length * theta / (2 * math.pi)
+    assert torch.all(ratio <= 1 + 1e-12) and torch.all(ratio >= 1 / factor - 1e-12)
+    assert torch.all(ratio[turns >= 32] == 1.0)  # fast pairs kept
+    torch.testing.assert_close(ratio[turns <= 1], torch.full_like(ratio[turns <= 1], 1 / factor))
+    assert torch.all(ratio[1:] <= ratio[:-1] + 1e-12)  # slower pairs are interpolated more
+    assert attention == pytest.approx(0.1 * math.log(factor) + 1)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"alpha": 32.0, "beta": 1.0}, "beta must be > alpha"),
+    ({"alpha": 0.0}, "alpha"),
+    ({"beta": math.nan}, "beta"),
+])
+def test_paper_ramp_bad_input(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        yarn_paper_inv_freq(16, 1e4, 4.0, 32, **kwargs)
+
+
+def test_yarn_paper_is_a_lab_method_outside_the_main_grid() -> None:
+    assert "yarn_paper" not in GRID_ROPE_METHODS and LabSettings().rope_methods == GRID_ROPE_METHODS
+    model = build_model(TINY, "copy", "rope", 0)
+    freq, scale = rope_method_inv_freq(model, "yarn_paper", 36, 9)
+    expected, attention = yarn_paper_inv_freq(8, 1e4, 4.0, 9)
+    torch.testing.assert_close(freq, expected)
+    assert scale == pytest.approx(attention**2)
+
+
+def test_logit_scale_reaches_every_scheme() -> None:
+    task = task_for(TINY, "markov")
+    model = build_model(TINY, "markov", "none", 0)
+    plain = evaluate_full(model, TINY, task, 8)["metric"]
+    assert evaluate_full(model, TINY, task, 8, logit_scale=1.0)["metric"] == plain
+    assert evaluate_full(model, TINY, task, 8, logit_scale=4.0)["metric"] != plain
+    for bad in (0.0, -1.0, math.inf, True, "2"):
+        with pytest.raises(ValueError, match="logit_scale"):
+            evaluate_full(model, TINY, task, 8, logit_scale=bad)  # type: ignore[arg-type]
+
+
+def test_set_overrides_are_typed_and_checked() -> None:
+    assert parse_overrides(["lr=0.01", "markov_layers=3", "seeds=0,1"]) == {
+        "lr": 0.01, "markov_layers": 3, "seeds": (0, 1)}
+    assert parse_overrides(["max_runs=4"]) == {"max_runs": 4}
+    for bad, match in (("lr", "key=value"), ("bogus=1", "unknown setting 'bogus'"),
+                       ("lr=abc", "cannot read 'abc' as float")):
+        with pytest.raises(ValueError, match=match):
+            parse_overrides([bad])
+
+
+def test_largest_difference_tolerates_rounding_not_structure() -> None:
+    a = {"m": {"32": 1.9379380}, "c": [[250, 2.0, 1.5]]}
+    b = {"m": {"32": 1.9379383}, "c": [[250, 2.0, 1.5]]}
+    assert largest_difference(a, b) == pytest.approx(3e-7)
+    assert largest_difference(a, {"m": {}, "c": [[250, 2.0, 1.5]]}) == math.inf
+    assert largest_difference([1, 2], [1, 2, 3]) == math.inf
+    assert largest_difference({"ok": True}, {"ok": False}) == math.inf
+
+
+def test_ablations_change_only_what_they_say() -> None:
+    base = LabSettings()
+    for ablation in ABLATIONS:
+        settings = _settings(ablation)
+        changed = {k for k, v in settings.to_dict().items() if base.to_dict()[k] != v}
+        expected = set(ablation.overrides) | ({"rope_methods"} if ablation.extra_methods else set())
+        assert changed == expected
+
+
+def test_hybrid_rotates_every_layer_but_the_last() -> None:
+    from posenc_lib.lab.model import ModelConfig, TinyDecoder, nope_layers
+
+    assert nope_layers("hybrid", 3) == (2,) and nope_layers("rope", 3) == ()
+    tokens = torch.randint(0, 10, (2, 12))
+    fast, slow = rope_inv_freq(8, 1e4), rope_inv_freq(8, 1e4) / 7
+    outputs = {}
+    for layers in (1, 2):
+        torch.manual_seed(0)
+        model = TinyDecoder(ModelConfig(vocab=10, scheme="hybrid", d_model=16, n_heads=2,
+                                        n_layers=layers, d_ff=16, max_len=16)).eval()
+        with torch.no_grad():
+            outputs[layers] = [model(tokens, inv_freq=f).logits for f in (fast, slow)]
+    # One layer: the only layer is the NoPE one, so the spectrum cannot matter ...
+    torch.testing.assert_close(outputs[1][0], outputs[1][1], rtol=0, atol=0)
+    # ... two layers: the first is rotary, so it does.
+    assert (outputs[2][0] - outputs[2][1]).abs().max() > 1e-3
+
+
+def test_random_first_token_variant() -> None:
+    from posenc_lib.lab.train import prepend_first, train_run
+
+    task = task_for(TINY, "copy")
+    batch = task.batch(torch.Generator().manual_seed(0), 6, 8)
+    inputs, targets, scored = prepend_first(batch, task, True, True, seed=3)
+    assert inputs.shape[1] == batch[0].shape[1] + 1 and not scored[0]
+    assert int(inputs[:, 0].max()) < task.vocab  # a task token, never the BOS id
+    assert len(set(inputs[:, 0].tolist())) > 1  # not one constant token
+    again = prepend_first(batch, task, True, True, seed=3)[0]
+    assert torch.equal(inputs, again)  # seeded
+    constant = prepend_first(batch, task, True, False)[0]
+    assert set(constant[:, 0].tolist()) == {task.vocab}
+    record, model, _ = train_run(TINY, "copy", "none", 0, "random_first")
+    assert model.config.vocab == TINY.copy_vocab and record["variant"] == "random_first"
+    assert build_model(TINY, "copy", "none", 0, "bos").config.vocab == TINY.copy_vocab + 1
+    with pytest.raises(ValueError, match="bos must be one id"):
+        from posenc_lib.lab.tasks import with_bos
+
+        with_bos(batch, torch.zeros(2, dtype=torch.long))
