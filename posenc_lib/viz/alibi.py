@@ -37,6 +37,7 @@ from ._style import (
 __all__ = [
     "HEADS_GRID",
     "alibi_heatmaps",
+    "alibi_precision_figure",
     "alibi_reach_figure",
     "alibi_rope_figure",
     "alibi_window_figure",
@@ -527,3 +528,37 @@ def alibi_window_figure(
         margin={"b": 130},
     )
     return _style(fig, title, height=540)
+
+
+def alibi_precision_figure(errors: dict[str, Any], *, title: str = "") -> go.Figure:
+    """Per-query distortion of the attention, one line per bias form, on a log axis.
+
+    Parameters
+    ----------
+    errors : dict
+        ``{label: (L,) array}``, e.g. :func:`posenc_lib.alibi.alibi_precision_error` per form;
+        all of one length ``L >= 1``, finite and >= 0.
+    title : str
+        Figure title (default: a description of the axes).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    if not isinstance(errors, dict) or not errors:
+        raise ValueError("errors must be a non-empty dict {label: (L,) array}")
+    series = {str(k): np.asarray(v, dtype=np.float64).reshape(-1) for k, v in errors.items()}
+    lengths = {a.size for a in series.values()}
+    if len(lengths) != 1 or 0 in lengths:
+        raise ValueError("every array in errors must have the same length L >= 1")
+    if any(not np.isfinite(a).all() or (a < 0).any() for a in series.values()):
+        raise ValueError("errors must be finite and >= 0")
+    fig = go.Figure()
+    for k, (label, a) in enumerate(series.items()):
+        x = np.arange(a.size)
+        fig.add_trace(go.Scatter(x=x, y=np.round(np.maximum(a, 1e-6), 6), mode="lines", name=label,
+                                 line={"color": COLORWAY[k % len(COLORWAY)], "width": 1.5}))
+    fig.update_xaxes(title_text="query position m", gridcolor=GRID)
+    fig.update_yaxes(title_text="largest change of an attention weight", type="log", gridcolor=GRID)
+    return _style(fig, title or "Attention moved by storing the bias in bfloat16, per query",
+                  height=400)
