@@ -22,6 +22,7 @@ __all__ = [
     "ABF_BASE_GRID",
     "GRANULARITY_DIMS",
     "all_ones_figure",
+    "base_bound_figure",
     "granularity_figure",
     "interpolation_ramps",
     "pair_spiral_figure",
@@ -412,3 +413,50 @@ def interpolation_ramps(
     title = (f"Each method as a ramp over r = L/λ<br><sup>d = {dim}, b = {_fmt(base)}, "
              f"s = {_fmt(factor)}, L = {_fmt(train_len)}; 0 = kept, 1 = divided by s</sup>")
     return _style(fig, title, height=520)
+
+
+def base_bound_figure(
+    bases: Any, lengths: Any, passes: Any, models: dict[str, tuple[float, float]] | None = None
+) -> go.Figure:
+    """Men et al.'s criterion as a map: where ``B(Δ) >= 0`` holds up to ``L``, with real models.
+
+    Parameters
+    ----------
+    bases : array-like
+        Shape ``(n_bases,)``, increasing, > 1 (the y axis, log scale).
+    lengths : array-like
+        Shape ``(n_lengths,)``, increasing, >= 1 (the x axis, log scale).
+    passes : array-like
+        Shape ``(n_bases, n_lengths)``, bool (:func:`posenc_lib.long_context.base_bound_map`).
+    models : dict, optional
+        ``{name: (length, base)}`` drawn as markers.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    b = np.asarray(bases, dtype=np.float64).reshape(-1)
+    n = np.asarray(lengths, dtype=np.float64).reshape(-1)
+    ok = np.asarray(passes, dtype=bool)
+    if b.size == 0 or n.size == 0 or ok.shape != (b.size, n.size):
+        raise ValueError("passes must have shape (len(bases), len(lengths)), both non-empty")
+    if (b <= 1).any() or (n < 1).any() or not (np.isfinite(b).all() and np.isfinite(n).all()):
+        raise ValueError("bases must be > 1 and lengths >= 1, all finite")
+    fig = go.Figure()
+    fig.add_trace(go.Heatmap(
+        x=np.round(np.log10(n), 4), y=np.round(np.log10(b), 4), z=ok.astype(int),
+        zmin=0, zmax=1, showscale=False,
+        colorscale=[[0.0, "#f4d6cf"], [0.5, "#f4d6cf"], [0.5, "#cfe3f4"], [1.0, "#cfe3f4"]],
+        hovertemplate="L = 10^%{x:.2f}<br>b = 10^%{y:.2f}<br>passes: %{z}<extra></extra>",
+    ))
+    for k, (name, (length, base)) in enumerate((models or {}).items()):
+        fig.add_trace(go.Scatter(
+            x=[round(math.log10(length), 4)], y=[round(math.log10(base), 4)], mode="markers",
+            name=name, marker={"size": 10, "color": COLORWAY[k % len(COLORWAY)],
+                               "line": {"color": "black", "width": 1}},
+            hovertemplate=f"{name}<br>L = {length:,.0f}, b = {base:.3g}<extra></extra>",
+        ))
+    fig.update_xaxes(title_text="context length L (log₁₀)")
+    fig.update_yaxes(title_text="RoPE base b (log₁₀)")
+    return _style(fig, "B(Δ) ≥ 0 for every Δ ≤ L: blue passes, red fails (d = 128)",
+                  height=460)
