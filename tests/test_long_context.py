@@ -156,10 +156,10 @@ def test_extended_rope_errors() -> None:
 
 def test_hermitian_sine_is_the_papers_quantity_and_corrects_its_constants() -> None:
     from posenc_lib.long_context import (
-        paper_granularity_constant,
-        sine_integral,
         hermitian_sine,
         hermitian_sine_limit,
+        paper_granularity_constant,
+        sine_integral,
     )
 
     assert sine_integral(1.0) == pytest.approx(0.946083070367183, rel=1e-15)
