@@ -102,7 +102,7 @@ def _alibi_state(
     if positions is not None:
         b, w = b[np.ix_(positions, positions)], w[np.ix_(positions, positions)]
     axis = np.arange(seq_len) if positions is None else positions
-    extra = f"<extra>head h = {head}, slope m = {slope:.4g}</extra>"
+    extra = f"<extra>head h = {head}, slope μ = {slope:.4g}</extra>"
     return [
         {
             "x": axis,
@@ -230,7 +230,7 @@ def _reach_state(n_heads: int, context: int) -> list[dict[str, Any]]:
                 "y": reach[:, k],
                 "customdata": slopes,
                 "hovertemplate": (
-                    "head h = %{x}, slope m = %{customdata:.4g}<br>"
+                    "head h = %{x}, slope μ = %{customdata:.4g}<br>"
                     f"bias −{nats:g} nat at distance {nats:g}/m = %{{y:.4g}}<extra></extra>"
                 ),
             }
@@ -329,7 +329,7 @@ def _alibi_lines_state(n_heads: int, max_distance: int) -> dict[str, Any]:
     y = np.stack([np.zeros(n_heads), -slopes * ends, np.full(n_heads, None)], 1)
     heads = np.repeat(np.arange(n_heads), 3)
     m = np.repeat(slopes, 3)
-    text = [f"head {h}, m = {s:.4g}" for h, s in zip(heads, m, strict=True)]
+    text = [f"head {h}, μ = {s:.4g}" for h, s in zip(heads, m, strict=True)]
     return {"x": x, "y": [None if v is None else round(float(v), 4) for v in y.reshape(-1)],
             "text": text}
 
@@ -383,7 +383,7 @@ def alibi_rope_figure(
     decimals = 3 if sliders else None
     fig = make_subplots(
         rows=1, cols=2, horizontal_spacing=0.12,
-        subplot_titles=("ALiBi: bias −m_h·r added to the logit",
+        subplot_titles=("ALiBi: bias −μ_h·r added to the logit",
                         "RoPE: bound on |q·k| relative to r = 0"),
     )
     fig.add_trace(
@@ -491,13 +491,13 @@ def alibi_window_figure(
         "cmin": 0.0,
         "cmax": 8.0,
         "size": 5,
-        "colorbar": {"title": {"text": "log₂(1/m_h)"}, "thickness": 12},
+        "colorbar": {"title": {"text": "log₂(1/μ_h)"}, "thickness": 12},
     }
     fig = go.Figure(
         go.Scatter(
             **state, mode="lines+markers", marker=marker, line={"color": GRID, "width": 1},
             hovertemplate=("sequence length T = %{x}<br>mass beyond the last "
-                           f"{window} keys = %{{y:.3g}}<br>head with log₂(1/m) = "
+                           f"{window} keys = %{{y:.3g}}<br>head with log₂(1/μ) = "
                            "%{marker.color:.3f}<extra></extra>"),
         )
     )
