@@ -261,7 +261,12 @@ def alibi_bias(
 
 
 def alibi_bias_authors(
-    n_heads: int, q_len: int, k_len: int | None = None, *, dtype: torch.dtype = torch.float32
+    n_heads: int,
+    q_len: int,
+    k_len: int | None = None,
+    *,
+    max_bias: float = 8.0,
+    dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
     """The causal bias as the authors' code (and BLOOM) builds it: ``+m_h·j``, one row for all.
 
@@ -280,6 +285,8 @@ def alibi_bias_authors(
         Number of queries (>= 0).
     k_len : int, optional
         Number of keys (>= ``q_len``); default ``q_len``.
+    max_bias : float
+        The 8 of the slope formula (MPT's ``alibi_bias_max``), see :func:`alibi_slopes`.
     dtype : torch.dtype
         Output dtype (floating).
 
@@ -288,7 +295,7 @@ def alibi_bias_authors(
     torch.Tensor
         Shape ``(n_heads, q_len, k_len)``: ``m_h·j`` where ``j ≤ pos(i)``, ``−inf`` elsewhere.
     """
-    slopes = alibi_slopes(n_heads, dtype=torch.float64)
+    slopes = alibi_slopes(n_heads, max_bias=max_bias, dtype=torch.float64)
     q_len, k_len, _ = _check_lengths(q_len, k_len, True)
     dtype = check_dtype(dtype)
     _check_size(n_heads, q_len, k_len)

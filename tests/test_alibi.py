@@ -353,3 +353,10 @@ def test_mass_beyond_matches_alibi_window_mass() -> None:
         mass_beyond(logits, 2048)
     with pytest.raises(TypeError, match="logits"):
         mass_beyond([1.0, 2.0], 0)
+
+
+def test_alibi_bias_authors_takes_max_bias() -> None:
+    ours = alibi_bias(12, 5, max_bias=16.0, dtype=torch.float64)
+    authors = alibi_bias_authors(12, 5, max_bias=16.0, dtype=torch.float64)
+    assert torch.allclose(authors.softmax(-1), ours.softmax(-1), atol=1e-15)
+    assert not torch.allclose(authors, alibi_bias_authors(12, 5, dtype=torch.float64))
