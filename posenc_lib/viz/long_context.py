@@ -145,15 +145,20 @@ def _granularity_state(dim: int, base: float) -> list[dict[str, Any]]:
                  for b in betas]
     pi_step = [float(long_context.mean_angle_step(theta * a)) for a in alphas]
     pi_angle = [float(long_context.consecutive_angle(theta * a)) for a in alphas]
+    abf_sine = [float(long_context.hermitian_sine(rope.rope_inv_freq(dim, base * b)))
+                for b in betas]
+    pi_sine = [float(long_context.hermitian_sine(theta * a)) for a in alphas]
     abf_paper = [1 / (np.log(base) + np.log(b)) for b in betas]
     pi_paper = [a / np.log(base) for a in alphas]
     return [
         {"x": betas, "y": abf_step, "name": f"mean angle step (2/d)·Σθ_i, d = {dim}"},
         {"x": betas, "y": abf_paper, "name": "paper: 1/(ln b + ln β)"},
         {"x": betas, "y": abf_angle, "name": "angle between neighbours ∠(R_{n+1}x, R_n x)"},
+        {"x": betas, "y": abf_sine, "name": "paper's 'sine similarity' (2/d)·Σ sin θ_i"},
         {"x": alphas, "y": pi_step, "name": f"mean angle step, d = {dim}"},
         {"x": alphas, "y": pi_paper, "name": "paper: α/ln b"},
         {"x": alphas, "y": pi_angle, "name": "angle between neighbours"},
+        {"x": alphas, "y": pi_sine, "name": "paper's 'sine similarity'"},
     ]
 
 
@@ -164,8 +169,9 @@ def granularity_figure(
 
     Left: ABF's base ``b·β`` against ``β`` (log axis) — a logarithmic dependence. Right: PI's
     positions ``× α`` against ``α`` — a linear one. Markers: measured mean angle step and the
-    exact angle between neighbouring embeddings (equal weight per pair); dashed: the paper's
-    large-``d`` approximations.
+    exact angle between neighbouring embeddings (equal weight per pair); solid: the paper's
+    "sine similarity" ``Im⟨R_{n+1}x, R_n x⟩/‖x‖²`` (:func:`posenc_lib.long_context.hermitian_sine`);
+    dashed: the paper's large-``d`` approximations.
 
     Parameters
     ----------
@@ -190,10 +196,11 @@ def granularity_figure(
         {"mode": "markers", "marker": {"color": COLORWAY[0], "size": 5}},
         {"mode": "lines", "line": {"color": MUTED, "dash": "dash"}},
         {"mode": "markers", "marker": {"color": COLORWAY[1], "size": 5, "symbol": "diamond"}},
+        {"mode": "lines", "line": {"color": COLORWAY[2], "width": 2}},
     ]
     for k, props in enumerate(state):
-        col = 1 + k // 3
-        fig.add_trace(go.Scatter(**props, **styles[k % 3], legendgroup=str(k % 3),
+        col = 1 + k // 4
+        fig.add_trace(go.Scatter(**props, **styles[k % 4], legendgroup=str(k % 4),
                                  showlegend=col == 1,
                                  hovertemplate="%{x:.3g} → %{y:.4f} rad<extra></extra>"),
                       row=1, col=col)
@@ -211,7 +218,7 @@ def granularity_figure(
         st = _granularity_state(d, base)
         steps.append({"method": "restyle", "label": str(d), "args": [
             {"y": [_lists(s["y"], 5) for s in st], "name": [s["name"] for s in st]},
-            list(range(6))]})
+            list(range(8))]})
     fig.update_layout(sliders=[_slider(steps, grid.index(dim), "dimension d = ", y=-0.36)],
                       margin={"b": 190})
     return _style(fig, title, height=560)
