@@ -257,3 +257,13 @@ def test_first_negative_distance_and_base_bound_map_reproduce_men_et_al() -> Non
         base_bound_map(128, torch.tensor([1.0]), lengths)
     with pytest.raises(ValueError, match="lengths"):
         base_bound_map(128, bases[:2], torch.tensor([2**21]))
+
+
+def test_base_bound_figure_draws_the_map_and_models() -> None:
+    from posenc_lib.viz.long_context import base_bound_figure
+
+    ok = torch.tensor([[False, False], [True, False], [True, True]])
+    fig = base_bound_figure([1e4, 1e5, 1e6], [4096, 32768], ok, {"Llama 2": (4096, 1e4)})
+    assert fig.data[0].z.tolist() == [[0, 0], [1, 0], [1, 1]] and fig.data[1].name == "Llama 2"
+    with pytest.raises(ValueError, match="shape"):
+        base_bound_figure([1e4], [4096, 32768], ok)

@@ -37,6 +37,7 @@ from ._style import (
 __all__ = [
     "HEADS_GRID",
     "alibi_heatmaps",
+    "alibi_lab_figure",
     "alibi_precision_figure",
     "alibi_reach_figure",
     "alibi_rope_figure",
@@ -562,3 +563,44 @@ def alibi_precision_figure(errors: dict[str, Any], *, title: str = "") -> go.Fig
     fig.update_yaxes(title_text="largest change of an attention weight", type="log", gridcolor=GRID)
     return _style(fig, title or "Attention moved by storing the bias in bfloat16, per query",
                   height=400)
+
+
+def alibi_lab_figure(
+    copy: dict[str, dict[int, float]], markov: dict[str, dict[int, float]], train_length: int
+) -> go.Figure:
+    """Two panels against the evaluation length: copy accuracy and Markov loss, one line per model.
+
+    Parameters
+    ----------
+    copy, markov : dict
+        ``{label: {length: value}}`` (e.g. the means of :func:`posenc_lib.lab.results.summarise`),
+        each with at least one length.
+    train_length : int
+        The training length ``L`` (>= 1), drawn as a dashed line; the x axis is ``length / L``.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    train_length = _int(train_length, "train_length", 1, 1 << 20)
+    for name, panel in (("copy", copy), ("markov", markov)):
+        if not isinstance(panel, dict) or not panel or not all(
+                isinstance(v, dict) and v for v in panel.values()):
+            raise ValueError(f"{name} must be a non-empty dict {{label: {{length: value}}}}")
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12, subplot_titles=(
+        "copy accuracy (needs the far past)", "Markov loss, nats (needs the recent past)"))
+    labels = list(dict.fromkeys([*copy, *markov]))
+    for col, panel in ((1, copy), (2, markov)):
+        for label, by_len in panel.items():
+            k = labels.index(label)
+            lengths = sorted(by_len)
+            fig.add_trace(go.Scatter(
+                x=[n / train_length for n in lengths], y=[round(by_len[n], 4) for n in lengths],
+                mode="lines+markers", name=label, legendgroup=label, showlegend=col == 1,
+                line={"color": COLORWAY[k % len(COLORWAY)]},
+                hovertemplate=f"{label}<br>length %{{x}}·L<br>%{{y:.3f}}<extra></extra>",
+            ), row=1, col=col)
+        fig.add_vline(x=1.0, line={"color": MUTED, "dash": "dash", "width": 1}, row=1, col=col)
+        fig.update_xaxes(type="log", title_text="evaluation length / L", row=1, col=col)
+    return _style(fig, f"The lab's models past their training length L = {train_length}",
+                  height=420)
