@@ -14,7 +14,11 @@ quantities the book plots:
   ``alibi_slopes``, bias ``−slope·|i + k_len − q_len − j|``);
 * :func:`alibi_reach` — the distance at which a head's bias has fallen by a given number of nats;
 * :func:`alibi_window_mass` — the attention mass a content-free query puts on its last ``window``
-  keys, in closed form, for sequences of any length.
+  keys, in closed form, for sequences of any length;
+* :func:`alibi_precision_error` — per query of a full prefill, how far the attention of a
+  content-free query moves when one of the bias forms is stored in bfloat16 or float16;
+* :func:`mass_beyond` — the attention mass a query puts on keys farther than ``r`` back, for any
+  logits given by distance (ALiBi's or RoPE's), so that the two are compared on one scale.
 """
 
 from __future__ import annotations
@@ -34,16 +38,24 @@ from ._validation import (
 )
 
 __all__ = [
+    "BIAS_FORMS",
     "MAX_HEADS",
     "alibi_bias",
     "alibi_bias_authors",
+    "alibi_precision_error",
     "alibi_reach",
     "alibi_slopes",
     "alibi_window_mass",
     "flash_attn_alibi_bias",
     "linear_bias",
+    "mass_beyond",
     "packed_alibi_bias",
 ]
+
+#: The bias forms :func:`alibi_precision_error` compares: BLOOM's row ``+μ_h·n`` (one row for all
+#: queries, as the authors' code), MPT's row ``μ_h·(n − (L − 1))`` (the last query's bias, broadcast
+#: to every query) and the per-query relative bias ``−μ_h·(m − n)``.
+BIAS_FORMS: tuple[str, ...] = ("bloom", "mpt", "relative")
 
 #: The largest head count accepted. Real models use at most a few hundred heads; the cap turns a
 #: typo such as ``2**70`` into an error instead of a list of 2**70 slopes.
@@ -249,7 +261,12 @@ def alibi_bias(
 
 
 def alibi_bias_authors(
-    n_heads: int, q_len: int, k_len: int | None = None, *, dtype: torch.dtype = torch.float32
+    n_heads: int,
+    q_len: int,
+    k_len: int | None = None,
+    *,
+    max_bias: float = 8.0,
+    dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
     """The causal bias as the authors' code (and BLOOM) builds it: ``+m_h·j``, one row for all.
 
@@ -268,6 +285,8 @@ def alibi_bias_authors(
         Number of queries (>= 0).
     k_len : int, optional
         Number of keys (>= ``q_len``); default ``q_len``.
+    max_bias : float
+        The 8 of the slope formula (MPT's ``alibi_bias_max``), see :func:`alibi_slopes`.
     dtype : torch.dtype
         Output dtype (floating).
 
@@ -276,7 +295,7 @@ def alibi_bias_authors(
     torch.Tensor
         Shape ``(n_heads, q_len, k_len)``: ``m_h·j`` where ``j ≤ pos(i)``, ``−inf`` elsewhere.
     """
-    slopes = alibi_slopes(n_heads, dtype=torch.float64)
+    slopes = alibi_slopes(n_heads, max_bias=max_bias, dtype=torch.float64)
     q_len, k_len, _ = _check_lengths(q_len, k_len, True)
     dtype = check_dtype(dtype)
     _check_size(n_heads, q_len, k_len)
@@ -461,3 +480,121 @@ def alibi_window_mass(
     # −expm1(−x) = 1 − e^{−x}, accurate for the tiny m·T of flat heads.
     return torch.expm1(-m * seen) / torch.expm1(-m * lengths[None, :])
 
+
+
+def alibi_precision_error(
+    n_heads: int,
+    seq_len: int,
+    form: str,
+    dtype: torch.dtype = torch.bfloat16,
+    *,
+    block: int = 8,
+) -> torch.Tensor:
+    """Per query of a full causal prefill, the largest change of an attention weight when the bias
+    is stored in ``dtype``.
+
+    Every query ``m = 0 … seq_len − 1`` is content-free (all ``q·k`` equal), so its attention is the
+    softmax of its bias row alone. The row is built as real code builds it — BLOOM's ``+μ_h·n`` and
+    MPT's ``μ_h·(n − (L − 1))`` in float32 (slopes times key positions), the relative
+    ``−μ_h·(m − n)`` exactly — then cast to ``dtype``; the softmax is taken in float32, as BLOOM
+    does, and compared with the float64 softmax of ``−μ_h·(m − n)``. The row forms differ from the
+    relative bias by a constant per query, which the softmax ignores only in exact arithmetic.
+
+    The queries are processed ``block`` at a time, so no ``(n_heads, L, L)`` tensor is built.
+
+    Parameters
+    ----------
+    n_heads : int
+        Number of heads (>= 1), authors' slopes.
+    seq_len : int
+        Sequence length ``L`` (1 … 16 384).
+    form : str
+        One of :data:`BIAS_FORMS`: ``"bloom"``, ``"mpt"`` or ``"relative"``.
+    dtype : torch.dtype
+        The storage dtype of the bias: ``torch.bfloat16``, ``torch.float16`` or ``torch.float32``.
+    block : int
+        Queries per step (1 … 1 024); memory and speed depend on it, the result only through
+        the order of float32 sums (~1e-9).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(seq_len,)``, float64: for query ``m``, ``max_{h, n ≤ m} |w − w_exact|``.
+    """
+    n_heads = _check_heads(n_heads)
+    seq_len = check_int(seq_len, "seq_len", minimum=1, what="an integer in [1, 16384]")
+    if seq_len > 16384:
+        raise ValueError(f"seq_len must be an integer in [1, 16384], got {seq_len}")
+    if not isinstance(form, str) or form not in BIAS_FORMS:
+        raise ValueError(f"form must be one of {BIAS_FORMS}, got {form!r}")
+    if dtype not in (torch.bfloat16, torch.float16, torch.float32):
+        raise ValueError(
+            f"dtype must be torch.bfloat16, torch.float16 or torch.float32, got {dtype}"
+        )
+    block = check_int(block, "block", minimum=1, what="an integer in [1, 1024]")
+    if block > 1024:
+        raise ValueError(f"block must be an integer in [1, 1024], got {block}")
+    slopes = alibi_slopes(n_heads, dtype=torch.float64)
+    keys = torch.arange(seq_len, dtype=torch.float64)
+    slopes32, keys32 = slopes.float(), keys.float()
+    if form == "bloom":
+        # BLOOM: the float32 product, cast to the model's dtype
+        row = (slopes32[:, None] * keys32).to(dtype)
+    elif form == "mpt":
+        row = (slopes32[:, None] * (keys32 - (seq_len - 1))).to(dtype)
+    out = torch.empty(seq_len, dtype=torch.float64)
+    for start in range(0, seq_len, block):
+        stop = min(start + block, seq_len)
+        queries = torch.arange(start, stop, dtype=torch.float64)
+        distance = queries[:, None] - keys[None, :stop]  # (block, stop)
+        future = distance < 0
+        exact = (-slopes[:, None, None] * distance).masked_fill(future, float("-inf"))
+        if form == "relative":
+            low = exact.to(dtype)
+        else:
+            low = row[:, None, :stop].expand(n_heads, stop - start, stop)
+        low = low.float().masked_fill(future, float("-inf")).softmax(-1).double()
+        change = (low - exact.softmax(-1)).abs()
+        out[start:stop] = change.amax(dim=(0, 2))
+    return out
+
+
+def mass_beyond(logits: torch.Tensor, r: int | Sequence[int]) -> torch.Tensor:
+    """Attention mass a query puts on keys more than ``r`` positions back.
+
+    ``logits[..., k]`` is the logit of the key at distance ``k`` (``k = 0`` the query's own key,
+    ``k = T − 1`` the first token), whatever produced it — ALiBi's ``−μ_h·k``, RoPE's score of a
+    query with a key, or both. The result is ``Σ_{k > r} softmax(logits)_k``.
+
+    Parameters
+    ----------
+    logits : torch.Tensor
+        Shape ``(..., T)``, real, finite or ``−inf``; ``T >= 1``.
+    r : int or sequence of int
+        Distances, each in ``[0, T − 1]``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(..., len(r))`` (``(...,)`` for one int), float64, in ``[0, 1)``.
+    """
+    if (not isinstance(logits, torch.Tensor) or logits.dtype.is_complex
+            or logits.dtype == torch.bool):
+        raise TypeError("logits must be a real torch.Tensor of shape (..., T)")
+    if logits.ndim == 0 or logits.shape[-1] == 0:
+        raise ValueError(f"logits must have shape (..., T) with T >= 1, got {tuple(logits.shape)}")
+    logits = logits.to(torch.float64)
+    if bool(torch.isnan(logits).any()) or bool((logits == float("inf")).any()):
+        raise ValueError("logits must not hold NaN or +inf")
+    length = logits.shape[-1]
+    single = not isinstance(r, (Sequence, torch.Tensor))
+    values = [r] if single else list(r)
+    idx = [check_int(v, "r", minimum=0, what=f"an integer in [0, {length - 1}]") for v in values]
+    if not idx or max(idx) > length - 1:
+        raise ValueError(f"r must hold integers in [0, {length - 1}], got {values}")
+    weights = logits.softmax(-1)
+    # tail[..., k] = Σ_{j >= k} w_j, summed from the far end so small tails keep their digits.
+    tail = weights.flip(-1).cumsum(-1).flip(-1)
+    tail = torch.cat([tail, torch.zeros_like(tail[..., :1])], dim=-1)
+    out = tail[..., [k + 1 for k in idx]]
+    return out[..., 0] if single else out

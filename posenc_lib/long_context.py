@@ -6,8 +6,12 @@
   (``θ' = θ/s``), blends the two, or scales it by more than ``s``;
 * :func:`all_ones_scores` — LLaMA 2 Long's curve: the score ``q·R_Δ k`` with all-ones ``q`` and
   ``k`` against the distance ``Δ``, optionally with xPos's per-pair decay;
-* :func:`mean_angle_step`, :func:`mean_angle_step_limit`, :func:`consecutive_angle` — the
-  granularity argument of LLaMA 2 Long's appendix (ABF versus PI);
+* :func:`first_negative_distance`, :func:`base_bound_map` — Men et al.'s "base bounds the context":
+  the first distance at which ``B(Δ) = Σ_i cos(Δ·θ_i)`` turns negative, and which (base, length)
+  pairs keep it non-negative up to the length;
+* :func:`mean_angle_step`, :func:`mean_angle_step_limit`, :func:`consecutive_angle`,
+  :func:`hermitian_sine`, :func:`hermitian_sine_limit` — the granularity argument of LLaMA 2
+  Long's appendix (ABF versus PI);
 * :func:`score_curve`, :func:`interpolation_error`, :func:`pi_interpolation_bound`,
   :func:`pi_extrapolation_bound` — position interpolation's error bound (Chen et al. 2023).
 
@@ -37,7 +41,11 @@ from .analysis import rope_decay_bound
 __all__ = [
     "BANDS",
     "all_ones_scores",
+    "base_bound_map",
     "consecutive_angle",
+    "first_negative_distance",
+    "hermitian_sine",
+    "hermitian_sine_limit",
     "interpolation_error",
     "mean_angle_step",
     "mean_angle_step_limit",
@@ -47,8 +55,6 @@ __all__ = [
     "pi_interpolation_bound",
     "score_curve",
     "sine_integral",
-    "sine_similarity",
-    "sine_similarity_limit",
     "turns_within",
     "xpos_decay",
 ]
@@ -255,13 +261,16 @@ def _pair_weights(theta: torch.Tensor, x: torch.Tensor | None) -> torch.Tensor:
     return energy / total
 
 
-def sine_similarity(inv_freq: torch.Tensor, x: torch.Tensor | None = None) -> torch.Tensor:
-    """LLaMA 2 Long's granularity: the sine similarity of neighbouring images, ``Σ_i w_i sin θ_i``.
+def hermitian_sine(inv_freq: torch.Tensor, x: torch.Tensor | None = None) -> torch.Tensor:
+    """LLaMA 2 Long's granularity: ``Im⟨R_{n+1}x, R_n x⟩/‖x‖² = Σ_i w_i sin θ_i``.
 
     Appendix B of Xiong et al. (2023) measures how far apart RoPE puts one vector ``x`` at
-    positions ``n`` and ``n + 1`` by ``sin∠(a, b) = Im⟨a, b⟩/(‖a‖‖b‖)`` with ``a = R_{n+1}x``,
-    ``b = R_n x`` (pairs as complex numbers). That is ``Σ_i w_i sin θ_i``, ``w_i`` the share of
-    ``‖x‖²`` in pair ``i``, independent of ``n``.
+    positions ``n`` and ``n + 1`` by what it calls a sine similarity: the imaginary part of the
+    Hermitian inner product ``⟨a, b⟩ = Σ_i a_i·conj(b_i)`` of ``a = R_{n+1}x`` and ``b = R_n x``
+    (pairs as complex numbers), over ``‖x‖²``. That is ``Σ_i w_i sin θ_i``, ``w_i`` the share of
+    ``‖x‖²`` in pair ``i``, independent of ``n``. It is **not** the sine of the Euclidean angle
+    between ``a`` and ``b`` (that is ``sin(consecutive_angle)``, ``√(1 − (Σ_i w_i cos θ_i)²)``):
+    at ``d = 128``, base 500 000 and equal shares the two are 0.0788 and 0.209.
 
     Parameters
     ----------
@@ -286,7 +295,7 @@ def paper_granularity_constant(inv_freq: torch.Tensor) -> torch.Tensor:
 
     It grows with ``d`` (5.04 at ``d = 128``, 148 at ``d = 4096`` for ``b = 500 000``); the
     paper's limits ``1/(ln b + ln β)`` and ``α/ln b`` hold for ``(2/d)·C_d`` instead
-    (:func:`sine_similarity_limit`).
+    (:func:`hermitian_sine_limit`).
 
     Parameters
     ----------
@@ -326,11 +335,11 @@ def sine_integral(x: float) -> float:
     return total
 
 
-def sine_similarity_limit(base: float, scale: float = 1.0) -> float:
-    """Large-``d`` limit of :func:`sine_similarity` (equal shares) for ``θ_i = scale·base^(-2i/d)``.
+def hermitian_sine_limit(base: float, scale: float = 1.0) -> float:
+    """Large-``d`` limit of :func:`hermitian_sine` (equal shares) for ``θ_i = scale·base^(-2i/d)``.
 
     ``∫_0^1 sin(scale·b^(−u)) du = (Si(scale) − Si(scale/b))/ln b``: ``≈ Si(1)/ln(bβ)`` for ABF
-    (0.0721 at ``bβ = 500 000``), ``≈ Si(α)/ln b`` for PI (0.0271 at ``α = 1/4``, ``b = 10⁴``).
+    (0.0721 at ``bβ = 500 000``), ``≈ Si(α)/ln b`` for PI (0.0270 at ``α = 1/4``, ``b = 10⁴``).
     The paper's ``1/ln(bβ)`` and ``α/ln b`` replace ``sin θ`` by ``θ`` (upper bounds).
 
     Parameters
@@ -514,3 +523,79 @@ def pi_extrapolation_bound(
     dim = check_dim(dim)
     h_max = check_positive(h_max, "h_max")
     return 2 * h_max * (dim // 2) * rope_decay_bound(dim, base, distances)
+
+
+def first_negative_distance(inv_freq: torch.Tensor, horizon: int) -> int | None:
+    """First distance ``Δ`` in ``0 … horizon`` at which ``B(Δ) = Σ_i cos(Δ·θ_i)`` is negative.
+
+    ``B`` is Men et al.'s (2024) measure of how much more attention a key similar to the query
+    gets than a random one at distance ``Δ`` (half the all-ones score,
+    :func:`all_ones_scores`). It oscillates: after its first negative value it turns positive
+    again, so "first negative" is not "negative from here on".
+
+    Parameters
+    ----------
+    inv_freq : torch.Tensor
+        Shape ``(d/2,)``.
+    horizon : int
+        Largest distance checked, ``1 … 2**20``.
+
+    Returns
+    -------
+    int or None
+        The first negative ``Δ``, or None if ``B >= 0`` on all of ``0 … horizon``.
+    """
+    theta = check_inv_freq(inv_freq)
+    horizon = check_int(horizon, "horizon", minimum=1, what="an integer in [1, 1048576]")
+    if horizon > 1 << 20:
+        raise ValueError(f"horizon must be an integer in [1, 1048576], got {horizon}")
+    for start in range(0, horizon + 1, _CHUNK):
+        d = torch.arange(start, min(start + _CHUNK, horizon + 1), dtype=torch.float64)
+        negative = (torch.cos(d[:, None] * theta).sum(-1) < 0).nonzero()
+        if negative.numel():
+            return start + int(negative[0])
+    return None
+
+
+def base_bound_map(
+    dim: int, bases: torch.Tensor, lengths: torch.Tensor
+) -> torch.Tensor:
+    """Pass/fail of Men et al.'s criterion over a grid: ``B(Δ) >= 0`` for every ``Δ <= L``.
+
+    ``out[k, j]`` is True when base ``bases[k]`` keeps ``B(Δ) = Σ_i cos(Δ·θ_i)`` non-negative for
+    all ``Δ`` in ``0 … lengths[j]``. The criterion is not monotone in the base: a base can pass and
+    a slightly larger one fail, so "the smallest base that passes" (Men et al.'s lower bound) and
+    "the smallest base from which every larger one passes" differ.
+
+    Parameters
+    ----------
+    dim : int
+        Head size ``d`` (even, >= 2).
+    bases : torch.Tensor
+        Shape ``(n_bases,)``, each > 1.
+    lengths : torch.Tensor
+        Shape ``(n_lengths,)``, integers in ``1 … 2**20``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n_bases, n_lengths)``, bool.
+    """
+    dim = check_dim(dim)
+    bases = check_float_tensor(bases, "bases").to(torch.float64).reshape(-1)
+    if bases.numel() == 0 or bool((bases <= 1).any()) or not bool(torch.isfinite(bases).all()):
+        raise ValueError("bases must be a non-empty 1-D tensor of finite numbers > 1")
+    if not isinstance(lengths, torch.Tensor) or lengths.ndim != 1 or lengths.numel() == 0:
+        raise TypeError("lengths must be a non-empty 1-D torch.Tensor of integers")
+    values = [check_int(int(v), "lengths", minimum=1, what="an integer in [1, 1048576]")
+              for v in lengths.tolist()]
+    if max(values) > 1 << 20 or bool((lengths != lengths.round()).any()):
+        raise ValueError("lengths must hold integers in [1, 1048576]")
+    horizon = max(values)
+    i = torch.arange(dim // 2, dtype=torch.float64)
+    first = []
+    for base in bases.tolist():
+        neg = first_negative_distance(base ** (-2 * i / dim), horizon)
+        first.append(horizon + 1 if neg is None else neg)
+    first_t = torch.tensor(first, dtype=torch.float64)
+    return first_t[:, None] > torch.tensor(values, dtype=torch.float64)[None, :]

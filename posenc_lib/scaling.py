@@ -182,6 +182,11 @@ def yarn_correction_range(
     ``low = max(floor(i(β_fast)), 0)``, ``high = min(ceil(i(β_slow)), d − 1)`` (no rounding when
     ``truncate`` is False).
 
+    The clamp at ``d − 1`` copies transformers (and the YaRN reference code) exactly: the ramp
+    runs over the ``d/2`` pairs, so a clamp at ``d/2 − 1`` would be the natural bound, but the
+    two differ once ``i(β_slow)`` passes the last pair (``L/2π > b^(1−2/d)``, e.g. ``d = 128``,
+    ``b = 10⁴``, ``L = 131 072``), and parity with transformers is what a config needs.
+
     Returns
     -------
     tuple of float

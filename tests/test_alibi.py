@@ -300,3 +300,63 @@ def test_packed_bias_restarts_distances_per_document() -> None:
         packed_alibi_bias(2, [])
     with pytest.raises(TypeError, match="doc_lengths"):
         packed_alibi_bias(2, 5)
+
+
+def test_precision_error_row_forms_break_opposite_ends_of_a_prefill() -> None:
+    from posenc_lib.alibi import alibi_precision_error
+
+    bloom = alibi_precision_error(16, 512, "bloom")
+    mpt = alibi_precision_error(16, 512, "mpt")
+    rel = alibi_precision_error(16, 512, "relative")
+    assert bloom.shape == mpt.shape == rel.shape == (512,)
+    # BLOOM's row is exact near key 0 and breaks late queries; MPT's mirrors it.
+    assert bloom[:8].max() < 0.01 and bloom[-1] > 0.1
+    assert mpt[-1] < 0.01 and mpt[8] > 0.1
+    assert rel.max() < 0.01
+    # in float32 every form is exact to float32 rounding; the block size changes only the order
+    # of float32 sums
+    assert alibi_precision_error(16, 512, "mpt", torch.float32).max() < 1e-5
+    assert torch.allclose(alibi_precision_error(4, 64, "bloom", block=5),
+                          alibi_precision_error(4, 64, "bloom", block=64), atol=1e-7, rtol=0)
+    # the last query of BLOOM's form equals the direct computation on one row
+    row = alibi_bias_authors(16, 1, 512, dtype=torch.float32)[:, 0].to(torch.bfloat16)
+    exact = alibi_bias(16, 1, 512, dtype=torch.float64)[:, 0].softmax(-1)
+    direct = (row.float().softmax(-1).double() - exact).abs().max().item()
+    assert math.isclose(bloom[-1].item(), direct, rel_tol=1e-9)
+    with pytest.raises(ValueError, match="form"):
+        alibi_precision_error(4, 8, "t5")
+    with pytest.raises(ValueError, match="dtype"):
+        alibi_precision_error(4, 8, "bloom", torch.float64)
+    with pytest.raises(ValueError, match="seq_len"):
+        alibi_precision_error(4, 0, "bloom")
+
+
+@given(st.integers(1, 64), st.integers(0, 63))
+def test_mass_beyond_is_the_tail_of_the_softmax(length: int, r: int) -> None:
+    from posenc_lib.alibi import mass_beyond
+
+    r = min(r, length - 1)
+    logits = torch.linspace(2.0, -3.0, length, dtype=torch.float64)
+    w = logits.softmax(-1)
+    assert math.isclose(mass_beyond(logits, r).item(), w[r + 1:].sum().item(), abs_tol=1e-14)
+    assert mass_beyond(logits, length - 1).item() == 0.0
+
+
+def test_mass_beyond_matches_alibi_window_mass() -> None:
+    from posenc_lib.alibi import alibi_window_mass, mass_beyond
+
+    slopes = alibi_slopes(8, dtype=torch.float64)
+    logits = -slopes[:, None] * torch.arange(2048, dtype=torch.float64)
+    beyond = mass_beyond(logits, [511])
+    assert torch.allclose(beyond[:, 0], 1 - alibi_window_mass(8, 2048, 512)[:, 0], atol=1e-12)
+    with pytest.raises(ValueError, match="r must"):
+        mass_beyond(logits, 2048)
+    with pytest.raises(TypeError, match="logits"):
+        mass_beyond([1.0, 2.0], 0)
+
+
+def test_alibi_bias_authors_takes_max_bias() -> None:
+    ours = alibi_bias(12, 5, max_bias=16.0, dtype=torch.float64)
+    authors = alibi_bias_authors(12, 5, max_bias=16.0, dtype=torch.float64)
+    assert torch.allclose(authors.softmax(-1), ours.softmax(-1), atol=1e-15)
+    assert not torch.allclose(authors, alibi_bias_authors(12, 5, dtype=torch.float64))

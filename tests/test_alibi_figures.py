@@ -242,3 +242,22 @@ def test_alibi_heatmap_head_slider_changes_the_colours() -> None:
 
     assert np.nanmax(np.abs(normalised(0) - normalised(7))) > 0.5
     assert "geometric" not in alibi_heatmaps(12).layout.title.text
+
+
+def test_alibi_lab_figure_draws_both_panels_and_validates() -> None:
+    from posenc_lib.viz.alibi import alibi_lab_figure
+
+    fig = alibi_lab_figure({"ALiBi": {32: 1.0, 64: 0.5}}, {"ALiBi": {32: 1.9, 64: 1.95},
+                                                           "RoPE": {32: 1.9, 64: 3.0}}, 32)
+    assert len(fig.data) == 3 and list(fig.data[0].x) == [1.0, 2.0]
+    with pytest.raises(ValueError, match="copy"):
+        alibi_lab_figure({}, {"a": {1: 1.0}}, 32)
+
+
+def test_alibi_precision_figure_validates() -> None:
+    from posenc_lib.viz.alibi import alibi_precision_figure
+
+    fig = alibi_precision_figure({"a": [0.0, 0.5], "b": [0.1, 0.2]})
+    assert len(fig.data) == 2
+    with pytest.raises(ValueError, match="same length"):
+        alibi_precision_figure({"a": [0.0], "b": [0.1, 0.2]})

@@ -154,12 +154,12 @@ def test_extended_rope_errors() -> None:
         extended_rope("dynamic", dim=64, original_max_position=16, seq_len=-1)
 
 
-def test_sine_similarity_is_the_papers_quantity_and_corrects_its_constants() -> None:
+def test_hermitian_sine_is_the_papers_quantity_and_corrects_its_constants() -> None:
     from posenc_lib.long_context import (
+        hermitian_sine,
+        hermitian_sine_limit,
         paper_granularity_constant,
         sine_integral,
-        sine_similarity,
-        sine_similarity_limit,
     )
 
     assert sine_integral(1.0) == pytest.approx(0.946083070367183, rel=1e-15)
@@ -171,25 +171,25 @@ def test_sine_similarity_is_the_papers_quantity_and_corrects_its_constants() -> 
     z = torch.complex(x[:, 0::2], x[:, 1::2])
     a, b = z * torch.exp(1j * 8 * theta), z * torch.exp(1j * 7 * theta)
     direct = (a * b.conj()).sum(-1).imag / (z.abs() ** 2).sum(-1)
-    torch.testing.assert_close(sine_similarity(theta, x), direct, rtol=1e-12, atol=0)
+    torch.testing.assert_close(hermitian_sine(theta, x), direct, rtol=1e-12, atol=0)
     # The paper's C_d is unnormalised: (2/d)·C_d is the equal-share similarity.
     for d in (128, 4096):
         abf = rope_inv_freq(d, 5e5)
-        assert sine_similarity(abf).item() == pytest.approx(
+        assert hermitian_sine(abf).item() == pytest.approx(
             2 / d * paper_granularity_constant(abf).item(), rel=1e-12)
     assert paper_granularity_constant(rope_inv_freq(4096, 5e5)).item() > 140
     # The exact limit is Si(1)/ln(bβ), below the paper's 1/ln(bβ); d = 4096 is within 0.3 %.
-    assert sine_similarity_limit(5e5) == pytest.approx(0.0721, abs=5e-5)
-    assert sine_similarity_limit(1e4, 0.25) == pytest.approx(0.02705, abs=5e-6)
-    assert sine_similarity(rope_inv_freq(4096, 5e5)).item() == pytest.approx(
-        sine_similarity_limit(5e5), rel=3e-3)
+    assert hermitian_sine_limit(5e5) == pytest.approx(0.0721, abs=5e-5)
+    assert hermitian_sine_limit(1e4, 0.25) == pytest.approx(0.02705, abs=5e-6)
+    assert hermitian_sine(rope_inv_freq(4096, 5e5)).item() == pytest.approx(
+        hermitian_sine_limit(5e5), rel=3e-3)
     # Theorem 1's upper bound (max_k x_k²/‖x‖²)·C_d fails by a factor 2 for x = all ones.
     ones = torch.ones(128, dtype=torch.float64)
     abf = rope_inv_freq(128, 5e5)
     paper_upper = paper_granularity_constant(abf).item() / 128
-    assert sine_similarity(abf, ones).item() == pytest.approx(2 * paper_upper, rel=1e-12)
+    assert hermitian_sine(abf, ones).item() == pytest.approx(2 * paper_upper, rel=1e-12)
     with pytest.raises(ValueError, match="scale"):
-        sine_similarity_limit(1e4, 5.0)
+        hermitian_sine_limit(1e4, 5.0)
     with pytest.raises(ValueError, match="x"):
         sine_integral(10.0)
 
@@ -227,3 +227,43 @@ def test_interpolation_ramps_figure() -> None:
     assert np.all(llama[r > 4] < 1e-3)  # Llama keeps everything above 4 turns
     with pytest.raises(ValueError, match="factor"):
         interpolation_ramps(factor=1.0)
+
+
+def test_hermitian_sine_is_not_the_sine_of_the_angle() -> None:
+    from posenc_lib.long_context import consecutive_angle, hermitian_sine
+
+    abf = rope_inv_freq(128, 5e5)
+    assert hermitian_sine(abf).item() == pytest.approx(0.0788, abs=5e-5)
+    assert math.sin(consecutive_angle(abf).item()) == pytest.approx(0.209, abs=5e-4)
+
+
+def test_first_negative_distance_and_base_bound_map_reproduce_men_et_al() -> None:
+    from posenc_lib.long_context import base_bound_map, first_negative_distance
+
+    assert first_negative_distance(rope_inv_freq(128, 1e4), 4096) == 1707
+    assert first_negative_distance(rope_inv_freq(128, 1e6), 32768) == 27115
+    assert first_negative_distance(rope_inv_freq(128, 1e4), 1000) is None
+    bases = torch.logspace(4, 6, 101, dtype=torch.float64)  # ratio 10^0.02
+    lengths = torch.tensor([4096, 32768])
+    ok = base_bound_map(128, bases, lengths)
+    smallest = [bases[ok[:, j]].min().item() for j in range(2)]
+    # Men et al.'s lower bounds (the smallest passing base on this grid)
+    assert smallest[0] == pytest.approx(2.88e4, rel=5e-3)
+    assert smallest[1] == pytest.approx(6.31e5, rel=5e-3)
+    # not monotone: some larger base fails at 4 096
+    first_pass = int(ok[:, 0].nonzero()[0])
+    assert not bool(ok[first_pass:, 0].all())
+    with pytest.raises(ValueError, match="bases"):
+        base_bound_map(128, torch.tensor([1.0]), lengths)
+    with pytest.raises(ValueError, match="lengths"):
+        base_bound_map(128, bases[:2], torch.tensor([2**21]))
+
+
+def test_base_bound_figure_draws_the_map_and_models() -> None:
+    from posenc_lib.viz.long_context import base_bound_figure
+
+    ok = torch.tensor([[False, False], [True, False], [True, True]])
+    fig = base_bound_figure([1e4, 1e5, 1e6], [4096, 32768], ok, {"Llama 2": (4096, 1e4)})
+    assert fig.data[0].z.tolist() == [[0, 0], [1, 0], [1, 1]] and fig.data[1].name == "Llama 2"
+    with pytest.raises(ValueError, match="shape"):
+        base_bound_figure([1e4], [4096, 32768], ok)

@@ -142,3 +142,21 @@ def test_block_loads_into_the_models_own_config_class_silently(name: str, legacy
     ours, ours_att = p.rope()
     torch.testing.assert_close(inv.double(), ours, rtol=2e-6, atol=0)
     assert att == pytest.approx(ours_att, rel=1e-12)
+
+
+def test_chapter_8_presets_table_lists_every_preset_with_its_values() -> None:
+    from pathlib import Path
+
+    from posenc_lib.presets import ROPE_PRESETS
+
+    page = Path(__file__).resolve().parents[1] / "chapters" / "08_long_context.md"
+    rows = [line for line in page.read_text().splitlines() if line.startswith("| ")]
+    assert len(ROPE_PRESETS) == 16
+    for name, preset in ROPE_PRESETS.items():
+        matches = [r for r in rows if r.split("|")[1].strip().startswith(name.split(" (")[0])]
+        assert len(matches) == 1, name
+        cells = [c.strip().replace(" ", "") for c in matches[0].split("|")[1:-1]]
+        assert cells[1].startswith(str(preset.rotary_dim)), name
+        assert cells[2] == f"{preset.base:.0f}", name
+        assert cells[4] == ("–" if preset.factor == 1.0 else f"{preset.factor:g}"), name
+        assert cells[5] == str(preset.train_len) and cells[6] == str(preset.context), name

@@ -245,3 +245,19 @@ def test_values_at_the_ends_of_a_range_are_shown_as_given(live, kwargs, control)
     ui = live(**kwargs)
     for name, value in kwargs.items():
         assert ui.controls[name].value == pytest.approx(value, rel=1e-9)
+
+
+def test_config_checker_reports_live_and_static(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = ('{"head_dim": 128, "rope_theta": 500000.0, "max_position_embeddings": 131072, '
+            '"rope_scaling": {"rope_type": "yarn", "factor": 8.0}}')
+    monkeypatch.setenv(STATIC_ENV_VAR, "1")
+    shown = Wd.config_checker(text)
+    assert "original_max_position_embeddings" in shown.data
+    monkeypatch.delenv(STATIC_ENV_VAR)
+    ui = Wd.config_checker(text)
+    box, report = ui.children
+    assert "yarn" in report.value
+    box.value = "{not json"
+    assert "error: config must be valid JSON" in report.value
+    with pytest.raises(TypeError, match="text"):
+        Wd.config_checker(3)

@@ -37,6 +37,8 @@ from ._style import (
 __all__ = [
     "HEADS_GRID",
     "alibi_heatmaps",
+    "alibi_lab_figure",
+    "alibi_precision_figure",
     "alibi_reach_figure",
     "alibi_rope_figure",
     "alibi_window_figure",
@@ -101,7 +103,7 @@ def _alibi_state(
     if positions is not None:
         b, w = b[np.ix_(positions, positions)], w[np.ix_(positions, positions)]
     axis = np.arange(seq_len) if positions is None else positions
-    extra = f"<extra>head h = {head}, slope m = {slope:.4g}</extra>"
+    extra = f"<extra>head h = {head}, slope μ = {slope:.4g}</extra>"
     return [
         {
             "x": axis,
@@ -229,7 +231,7 @@ def _reach_state(n_heads: int, context: int) -> list[dict[str, Any]]:
                 "y": reach[:, k],
                 "customdata": slopes,
                 "hovertemplate": (
-                    "head h = %{x}, slope m = %{customdata:.4g}<br>"
+                    "head h = %{x}, slope μ = %{customdata:.4g}<br>"
                     f"bias −{nats:g} nat at distance {nats:g}/m = %{{y:.4g}}<extra></extra>"
                 ),
             }
@@ -328,7 +330,7 @@ def _alibi_lines_state(n_heads: int, max_distance: int) -> dict[str, Any]:
     y = np.stack([np.zeros(n_heads), -slopes * ends, np.full(n_heads, None)], 1)
     heads = np.repeat(np.arange(n_heads), 3)
     m = np.repeat(slopes, 3)
-    text = [f"head {h}, m = {s:.4g}" for h, s in zip(heads, m, strict=True)]
+    text = [f"head {h}, μ = {s:.4g}" for h, s in zip(heads, m, strict=True)]
     return {"x": x, "y": [None if v is None else round(float(v), 4) for v in y.reshape(-1)],
             "text": text}
 
@@ -382,7 +384,7 @@ def alibi_rope_figure(
     decimals = 3 if sliders else None
     fig = make_subplots(
         rows=1, cols=2, horizontal_spacing=0.12,
-        subplot_titles=("ALiBi: bias −m_h·r added to the logit",
+        subplot_titles=("ALiBi: bias −μ_h·r added to the logit",
                         "RoPE: bound on |q·k| relative to r = 0"),
     )
     fig.add_trace(
@@ -490,13 +492,13 @@ def alibi_window_figure(
         "cmin": 0.0,
         "cmax": 8.0,
         "size": 5,
-        "colorbar": {"title": {"text": "log₂(1/m_h)"}, "thickness": 12},
+        "colorbar": {"title": {"text": "log₂(1/μ_h)"}, "thickness": 12},
     }
     fig = go.Figure(
         go.Scatter(
             **state, mode="lines+markers", marker=marker, line={"color": GRID, "width": 1},
             hovertemplate=("sequence length T = %{x}<br>mass beyond the last "
-                           f"{window} keys = %{{y:.3g}}<br>head with log₂(1/m) = "
+                           f"{window} keys = %{{y:.3g}}<br>head with log₂(1/μ) = "
                            "%{marker.color:.3f}<extra></extra>"),
         )
     )
@@ -527,3 +529,78 @@ def alibi_window_figure(
         margin={"b": 130},
     )
     return _style(fig, title, height=540)
+
+
+def alibi_precision_figure(errors: dict[str, Any], *, title: str = "") -> go.Figure:
+    """Per-query distortion of the attention, one line per bias form, on a log axis.
+
+    Parameters
+    ----------
+    errors : dict
+        ``{label: (L,) array}``, e.g. :func:`posenc_lib.alibi.alibi_precision_error` per form;
+        all of one length ``L >= 1``, finite and >= 0.
+    title : str
+        Figure title (default: a description of the axes).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    if not isinstance(errors, dict) or not errors:
+        raise ValueError("errors must be a non-empty dict {label: (L,) array}")
+    series = {str(k): np.asarray(v, dtype=np.float64).reshape(-1) for k, v in errors.items()}
+    lengths = {a.size for a in series.values()}
+    if len(lengths) != 1 or 0 in lengths:
+        raise ValueError("every array in errors must have the same length L >= 1")
+    if any(not np.isfinite(a).all() or (a < 0).any() for a in series.values()):
+        raise ValueError("errors must be finite and >= 0")
+    fig = go.Figure()
+    for k, (label, a) in enumerate(series.items()):
+        x = np.arange(a.size)
+        fig.add_trace(go.Scatter(x=x, y=np.round(np.maximum(a, 1e-6), 6), mode="lines", name=label,
+                                 line={"color": COLORWAY[k % len(COLORWAY)], "width": 1.5}))
+    fig.update_xaxes(title_text="query position m", gridcolor=GRID)
+    fig.update_yaxes(title_text="largest change of an attention weight", type="log", gridcolor=GRID)
+    return _style(fig, title or "Attention moved by storing the bias in bfloat16, per query",
+                  height=400)
+
+
+def alibi_lab_figure(
+    copy: dict[str, dict[int, float]], markov: dict[str, dict[int, float]], train_length: int
+) -> go.Figure:
+    """Two panels against the evaluation length: copy accuracy and Markov loss, one line per model.
+
+    Parameters
+    ----------
+    copy, markov : dict
+        ``{label: {length: value}}`` (e.g. the means of :func:`posenc_lib.lab.results.summarise`),
+        each with at least one length.
+    train_length : int
+        The training length ``L`` (>= 1), drawn as a dashed line; the x axis is ``length / L``.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    train_length = _int(train_length, "train_length", 1, 1 << 20)
+    for name, panel in (("copy", copy), ("markov", markov)):
+        if not isinstance(panel, dict) or not panel or not all(
+                isinstance(v, dict) and v for v in panel.values()):
+            raise ValueError(f"{name} must be a non-empty dict {{label: {{length: value}}}}")
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12, subplot_titles=(
+        "copy accuracy (needs the far past)", "Markov loss, nats (needs the recent past)"))
+    labels = list(dict.fromkeys([*copy, *markov]))
+    for col, panel in ((1, copy), (2, markov)):
+        for label, by_len in panel.items():
+            k = labels.index(label)
+            lengths = sorted(by_len)
+            fig.add_trace(go.Scatter(
+                x=[n / train_length for n in lengths], y=[round(by_len[n], 4) for n in lengths],
+                mode="lines+markers", name=label, legendgroup=label, showlegend=col == 1,
+                line={"color": COLORWAY[k % len(COLORWAY)]},
+                hovertemplate=f"{label}<br>length %{{x}}·L<br>%{{y:.3f}}<extra></extra>",
+            ), row=1, col=col)
+        fig.add_vline(x=1.0, line={"color": MUTED, "dash": "dash", "width": 1}, row=1, col=col)
+        fig.update_xaxes(type="log", title_text="evaluation length / L", row=1, col=col)
+    return _style(fig, f"The lab's models past their training length L = {train_length}",
+                  height=420)

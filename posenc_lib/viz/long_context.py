@@ -22,6 +22,7 @@ __all__ = [
     "ABF_BASE_GRID",
     "GRANULARITY_DIMS",
     "all_ones_figure",
+    "base_bound_figure",
     "granularity_figure",
     "interpolation_ramps",
     "pair_spiral_figure",
@@ -144,15 +145,20 @@ def _granularity_state(dim: int, base: float) -> list[dict[str, Any]]:
                  for b in betas]
     pi_step = [float(long_context.mean_angle_step(theta * a)) for a in alphas]
     pi_angle = [float(long_context.consecutive_angle(theta * a)) for a in alphas]
+    abf_sine = [float(long_context.hermitian_sine(rope.rope_inv_freq(dim, base * b)))
+                for b in betas]
+    pi_sine = [float(long_context.hermitian_sine(theta * a)) for a in alphas]
     abf_paper = [1 / (np.log(base) + np.log(b)) for b in betas]
     pi_paper = [a / np.log(base) for a in alphas]
     return [
         {"x": betas, "y": abf_step, "name": f"mean angle step (2/d)·Σθ_i, d = {dim}"},
         {"x": betas, "y": abf_paper, "name": "paper: 1/(ln b + ln β)"},
         {"x": betas, "y": abf_angle, "name": "angle between neighbours ∠(R_{n+1}x, R_n x)"},
+        {"x": betas, "y": abf_sine, "name": "paper's 'sine similarity' (2/d)·Σ sin θ_i"},
         {"x": alphas, "y": pi_step, "name": f"mean angle step, d = {dim}"},
         {"x": alphas, "y": pi_paper, "name": "paper: α/ln b"},
         {"x": alphas, "y": pi_angle, "name": "angle between neighbours"},
+        {"x": alphas, "y": pi_sine, "name": "paper's 'sine similarity'"},
     ]
 
 
@@ -163,8 +169,9 @@ def granularity_figure(
 
     Left: ABF's base ``b·β`` against ``β`` (log axis) — a logarithmic dependence. Right: PI's
     positions ``× α`` against ``α`` — a linear one. Markers: measured mean angle step and the
-    exact angle between neighbouring embeddings (equal weight per pair); dashed: the paper's
-    large-``d`` approximations.
+    exact angle between neighbouring embeddings (equal weight per pair); solid: the paper's
+    "sine similarity" ``Im⟨R_{n+1}x, R_n x⟩/‖x‖²`` (:func:`posenc_lib.long_context.hermitian_sine`);
+    dashed: the paper's large-``d`` approximations.
 
     Parameters
     ----------
@@ -189,10 +196,11 @@ def granularity_figure(
         {"mode": "markers", "marker": {"color": COLORWAY[0], "size": 5}},
         {"mode": "lines", "line": {"color": MUTED, "dash": "dash"}},
         {"mode": "markers", "marker": {"color": COLORWAY[1], "size": 5, "symbol": "diamond"}},
+        {"mode": "lines", "line": {"color": COLORWAY[2], "width": 2}},
     ]
     for k, props in enumerate(state):
-        col = 1 + k // 3
-        fig.add_trace(go.Scatter(**props, **styles[k % 3], legendgroup=str(k % 3),
+        col = 1 + k // 4
+        fig.add_trace(go.Scatter(**props, **styles[k % 4], legendgroup=str(k % 4),
                                  showlegend=col == 1,
                                  hovertemplate="%{x:.3g} → %{y:.4f} rad<extra></extra>"),
                       row=1, col=col)
@@ -210,7 +218,7 @@ def granularity_figure(
         st = _granularity_state(d, base)
         steps.append({"method": "restyle", "label": str(d), "args": [
             {"y": [_lists(s["y"], 5) for s in st], "name": [s["name"] for s in st]},
-            list(range(6))]})
+            list(range(8))]})
     fig.update_layout(sliders=[_slider(steps, grid.index(dim), "dimension d = ", y=-0.36)],
                       margin={"b": 190})
     return _style(fig, title, height=560)
@@ -412,3 +420,50 @@ def interpolation_ramps(
     title = (f"Each method as a ramp over r = L/λ<br><sup>d = {dim}, b = {_fmt(base)}, "
              f"s = {_fmt(factor)}, L = {_fmt(train_len)}; 0 = kept, 1 = divided by s</sup>")
     return _style(fig, title, height=520)
+
+
+def base_bound_figure(
+    bases: Any, lengths: Any, passes: Any, models: dict[str, tuple[float, float]] | None = None
+) -> go.Figure:
+    """Men et al.'s criterion as a map: where ``B(Δ) >= 0`` holds up to ``L``, with real models.
+
+    Parameters
+    ----------
+    bases : array-like
+        Shape ``(n_bases,)``, increasing, > 1 (the y axis, log scale).
+    lengths : array-like
+        Shape ``(n_lengths,)``, increasing, >= 1 (the x axis, log scale).
+    passes : array-like
+        Shape ``(n_bases, n_lengths)``, bool (:func:`posenc_lib.long_context.base_bound_map`).
+    models : dict, optional
+        ``{name: (length, base)}`` drawn as markers.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    b = np.asarray(bases, dtype=np.float64).reshape(-1)
+    n = np.asarray(lengths, dtype=np.float64).reshape(-1)
+    ok = np.asarray(passes, dtype=bool)
+    if b.size == 0 or n.size == 0 or ok.shape != (b.size, n.size):
+        raise ValueError("passes must have shape (len(bases), len(lengths)), both non-empty")
+    if (b <= 1).any() or (n < 1).any() or not (np.isfinite(b).all() and np.isfinite(n).all()):
+        raise ValueError("bases must be > 1 and lengths >= 1, all finite")
+    fig = go.Figure()
+    fig.add_trace(go.Heatmap(
+        x=np.round(np.log10(n), 4), y=np.round(np.log10(b), 4), z=ok.astype(int),
+        zmin=0, zmax=1, showscale=False,
+        colorscale=[[0.0, "#f4d6cf"], [0.5, "#f4d6cf"], [0.5, "#cfe3f4"], [1.0, "#cfe3f4"]],
+        hovertemplate="L = 10^%{x:.2f}<br>b = 10^%{y:.2f}<br>passes: %{z}<extra></extra>",
+    ))
+    for k, (name, (length, base)) in enumerate((models or {}).items()):
+        fig.add_trace(go.Scatter(
+            x=[round(math.log10(length), 4)], y=[round(math.log10(base), 4)], mode="markers",
+            name=name, marker={"size": 10, "color": COLORWAY[k % len(COLORWAY)],
+                               "line": {"color": "black", "width": 1}},
+            hovertemplate=f"{name}<br>L = {length:,.0f}, b = {base:.3g}<extra></extra>",
+        ))
+    fig.update_xaxes(title_text="context length L (log₁₀)")
+    fig.update_yaxes(title_text="RoPE base b (log₁₀)")
+    return _style(fig, "B(Δ) ≥ 0 for every Δ ≤ L: blue passes, red fails (d = 128)",
+                  height=460)

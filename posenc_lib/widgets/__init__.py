@@ -26,7 +26,13 @@ from .alibi import (
     alibi_window_explorer,
     alibi_window_live,
 )
-from .calculator import calculator_live, rope_calculator, spectrum_explorer, spectrum_live
+from .calculator import (
+    calculator_live,
+    config_checker,
+    rope_calculator,
+    spectrum_explorer,
+    spectrum_live,
+)
 from .conventions import convention_explorer, convention_live
 from .decay import decay_explorer, decay_live
 from .euler import euler_explorer, euler_live, rotation_explorer, rotation_live
@@ -54,6 +60,7 @@ __all__ = [
     "alibi_window_explorer",
     "alibi_window_live",
     "calculator_live",
+    "config_checker",
     "convention_explorer",
     "convention_live",
     "decay_explorer",

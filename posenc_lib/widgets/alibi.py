@@ -132,7 +132,7 @@ def alibi_window_live(n_heads: int = 8, window: int = 512, max_factor: int = 16)
         trace.update(x=state["x"], y=state["y"], marker={"color": state["marker"]["color"]})
         trace.hovertemplate = (
             "sequence length T = %{x}<br>mass beyond the last "
-            f"{v['window']} keys = %{{y:.3g}}<br>head with log₂(1/m) = "
+            f"{v['window']} keys = %{{y:.3g}}<br>head with log₂(1/μ) = "
             "%{marker.color:.3f}<extra></extra>"
         )
         ui.figure.layout.xaxis.title.text = (

@@ -244,3 +244,49 @@ def rope_calculator(
         lambda: calculator_figure(start),
         lambda: calculator_live(dim, base, train_len, method, factor, preset=preset),
     )
+
+
+def _check_html(text: str) -> str:
+    # Imported here: the checker asks transformers, which the calculator itself does not need.
+    from ..config_check import check_rope_config
+
+    try:
+        summary = check_rope_config(text).summary()
+    except (TypeError, ValueError) as err:
+        summary = f"error: {err}"
+    return f"<pre style='margin:4px 0;white-space:pre-wrap'>{_escape(summary)}</pre>"
+
+
+def config_checker(text: str = "") -> Any:
+    """Paste a ``config.json``: its RoPE keys, what transformers does with them, what is wrong.
+
+    Live: a text box and the report of :func:`posenc_lib.config_check.check_rope_config`,
+    recomputed on every edit (bad input shows its error message). Static (the book build): the
+    report for ``text``.
+
+    Parameters
+    ----------
+    text : str
+        The initial ``config.json`` text (a JSON object).
+
+    Returns
+    -------
+    ipywidgets.VBox or IPython.display.HTML
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str (the config.json text), got {type(text).__name__}")
+    from ..display import static_mode
+
+    if static_mode():
+        from IPython.display import HTML
+
+        return HTML(_check_html(text))
+    box = W.Textarea(value=text, description="config.json", style=_STYLE,
+                     layout=W.Layout(width="100%", height="12em"))
+    report = W.HTML(_check_html(text))
+
+    def refresh(change: dict[str, Any]) -> None:
+        report.value = _check_html(change["new"])
+
+    box.observe(refresh, names="value")
+    return W.VBox([box, report])

@@ -1,0 +1,90 @@
+"""check_rope_config: a pasted config.json read as transformers reads it, with its problems."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from posenc_lib import llama3_inv_freq, rope_inv_freq, yarn_inv_freq
+from posenc_lib.config_check import check_rope_config
+
+LLAMA31 = {
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "max_position_embeddings": 131072,
+    "rope_theta": 500000.0,
+    "rope_scaling": {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+    },
+}
+
+
+def test_a_correct_llama31_config_has_no_problems_and_transformers_spectrum() -> None:
+    report = check_rope_config(json.dumps(LLAMA31))
+    assert report.problems == [] and report.rope_type == "llama3" and report.head_dim == 128
+    assert torch.allclose(report.inv_freq, llama3_inv_freq(128, 5e5, 8.0, 8192), rtol=3e-6)
+    assert report.attention_factor == 1.0
+    assert "rope_scaling.low_freq_factor" in report.found
+
+
+def test_plain_config_is_default_rope() -> None:
+    report = check_rope_config({"head_dim": 64, "rope_theta": 1e4, "max_position_embeddings": 2048})
+    assert report.rope_type == "default" and report.problems == []
+    assert torch.allclose(report.inv_freq, rope_inv_freq(64, 1e4).double())
+
+
+def test_yarn_without_original_is_flagged_and_uses_the_long_context() -> None:
+    cfg = {
+        "head_dim": 128,
+        "rope_theta": 1e4,
+        "max_position_embeddings": 32768,
+        "rope_scaling": {"rope_type": "yarn", "factor": 8.0},
+    }
+    report = check_rope_config(cfg)
+    assert any("original_max_position_embeddings" in p for p in report.problems)
+    # transformers measures the ramp against max_position_embeddings
+    assert torch.allclose(report.inv_freq, yarn_inv_freq(128, 1e4, 8.0, 32768)[0], rtol=1e-6)
+
+
+def test_inconsistent_and_legacy_keys_are_reported() -> None:
+    cfg = {
+        "hidden_size": 3584,
+        "num_attention_heads": 28,
+        "max_position_embeddings": 32768,
+        "rope_theta": 1e6,
+        "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+    }
+    problems = check_rope_config(cfg).problems
+    assert any("'type'" in p for p in problems) and any("#38224" in p for p in problems)
+    longrope = {
+        "head_dim": 96,
+        "max_position_embeddings": 131072,
+        "rope_theta": 1e4,
+        "rope_scaling": {
+            "rope_type": "longrope",
+            "short_factor": [1.0] * 48,
+            "long_factor": [1.0] * 40,
+            "original_max_position_embeddings": 4096,
+        },
+    }
+    assert any("long_factor" in p for p in check_rope_config(longrope).problems)
+    unknown = {"head_dim": 64, "rope_scaling": {"rope_type": "ntk", "factor": 2.0}}
+    report = check_rope_config(unknown)
+    assert any("not one of" in p for p in report.problems) and report.inv_freq is None
+
+
+def test_bad_input_raises_clear_errors() -> None:
+    with pytest.raises(ValueError, match="valid JSON"):
+        check_rope_config("{not json")
+    with pytest.raises(TypeError, match="config must be a dict"):
+        check_rope_config(["head_dim"])
+    with pytest.raises(ValueError, match="head size"):
+        check_rope_config({"rope_theta": 1e4})
+    with pytest.raises(ValueError, match="rope_theta"):
+        check_rope_config({"head_dim": 64, "rope_theta": "big"})
