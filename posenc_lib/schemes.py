@@ -150,8 +150,10 @@ def learned_encoding(
     """The first ``seq_len`` rows of a learned position table, as it is before training.
 
     BERT and GPT-2 learn one free vector per position, an ``(max_len, dim)`` table whose rows
-    start as independent normal draws: ``N(0, 0.02²)`` in both (their ``initializer_range``), while
-    a bare ``nn.Embedding`` starts at ``N(0, 1)``. This function draws standard normal rows; the
+    start as independent normal draws: ``N(0, 0.02²)`` in Hugging Face ``transformers`` (the
+    ``initializer_range`` of ``BertConfig`` and ``GPT2Config``), ``N(0, 0.01²)`` for ``wpe`` in the
+    model code OpenAI released with GPT-2, while a bare ``nn.Embedding`` starts at ``N(0, 1)``.
+    This function draws standard normal rows; the
     scale does not matter for what chapter 2 measures (length dependence, scale-free spreads and
     distances, the missing rows past ``max_len``). Training moves the rows, but two things stay:
     the table has exactly ``max_len`` rows, and nothing in its form relates row ``p`` to row
