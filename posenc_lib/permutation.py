@@ -27,6 +27,7 @@ from ._validation import (
     check_sequence,
     check_size,
 )
+from .attention import attention
 
 __all__ = [
     "MAX_SYMMETRY_TOKENS",
@@ -267,8 +268,6 @@ class TinySelfAttention(nn.Module):
 
         ``mask`` is boolean ``(seq, seq)``, True where a query may attend (e.g. ``causal_mask``).
         """
-        from posenc_lib.attention import attention
-
         q, k, v = self.project(x)
         return attention(q, k, v, mask=mask)
 

@@ -68,3 +68,27 @@ def test_similarity_maps_have_square_cells_and_named_axes() -> None:
 def test_bad_arguments_name_the_parameter(call, error: type, name: str) -> None:
     with pytest.raises(error, match=name):
         call()
+
+
+@pytest.mark.parametrize("bits", [1, 4, 10])
+def test_rounded_counter_has_the_sign_of_the_binary_digits(bits: int) -> None:
+    from posenc_lib.viz.design import rounded_counter
+
+    m = np.arange(2**bits + 37)  # past 2^bits the counter wraps, and so does the sign
+    digits = (m[:, None] >> np.arange(bits)) & 1
+    waves = rounded_counter(len(m), bits)
+    np.testing.assert_array_equal(np.sign(waves), 1 - 2 * digits)
+    assert np.abs(waves).max() <= 1.0
+
+
+def test_counter_maps_share_one_colour_scale() -> None:
+    from posenc_lib.viz.design import counter_maps
+
+    fig = counter_maps(seq_len=32, bits=5, dim=8)
+    assert [np.asarray(t.z).shape for t in fig.data] == [(32, 5), (32, 5), (32, 8)]
+    assert all(t.zmin == -1.0 and t.zmax == 1.0 for t in fig.data)
+    np.testing.assert_array_equal(np.asarray(fig.data[0].z)[:4, 0], [1, -1, 1, -1])  # bit 0
+    with pytest.raises(ValueError, match="dim"):
+        counter_maps(dim=7)
+    with pytest.raises(ValueError, match="seq_len"):
+        counter_maps(seq_len=1000)

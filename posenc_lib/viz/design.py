@@ -4,7 +4,9 @@
   for several sequence lengths (the integer code is length-free but unbounded, the normalised one
   bounded but different at every length);
 - :func:`similarity_maps`: ``PE·PEᵀ`` per scheme; constant diagonals are translation invariance
-  (wish 5).
+  (wish 5);
+- :func:`counter_maps`: the binary counter as ±1, the same counter with its corners rounded off
+  (``sin(π(m + ½)/2^j)``), and the sinusoidal table, on one colour scale.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ import torch
 from plotly.subplots import make_subplots
 
 from .. import schemes
+from ..sinusoidal import sinusoidal_table
 from ._checks import _int, _np
 from ._style import COLORWAY, DIVERGING, _style
 
 __all__ = [
+    "counter_maps",
     "length_lines",
     "similarity_maps",
 ]
@@ -162,3 +166,89 @@ def similarity_maps(tables: Mapping[str, torch.Tensor | np.ndarray], *, cols: in
     return _style(
         fig, "PE(m)·PE(n): constant diagonals = translation invariance", height=320 * rows + 80
     )
+
+
+def rounded_counter(seq_len: int, bits: int) -> np.ndarray:
+    """``sin(π (m + ½) / 2^j)`` for ``m < seq_len``, ``j < bits``: a smooth wave per binary digit.
+
+    Its sign is ``1 − 2·bit_j(m)`` — the binary counter's digit ``j`` as ±1 — so it is the
+    binary counter with its corners rounded off: frequencies ``θ_j = π / 2^j``, halving from
+    digit to digit.
+
+    Parameters
+    ----------
+    seq_len : int
+        Number of positions (1 … 4096).
+    bits : int
+        Number of digits (1 … 16).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(seq_len, bits)`` float64 array with entries in ``[−1, 1]``.
+    """
+    seq_len = _int(seq_len, "seq_len", 1, 4096)
+    bits = _int(bits, "bits", 1, 16)
+    m = np.arange(seq_len, dtype=np.float64)[:, None]
+    return np.sin(np.pi * (m + 0.5) / 2.0 ** np.arange(bits))
+
+
+def counter_maps(
+    seq_len: int = 64, bits: int = 6, dim: int = 16, base: float = 10000.0
+) -> go.Figure:
+    """Three position × feature tables side by side, one colour scale ``[−1, 1]``.
+
+    Left, the binary counter ``1 − 2·bit_j(m)``; middle, :func:`rounded_counter`; right, the
+    sinusoidal table (``sin, cos`` of ``m·base^(−2i/dim)``, interleaved).
+
+    Parameters
+    ----------
+    seq_len : int
+        Positions (2 … 128), one row each.
+    bits : int
+        Binary digits (1 … 16) of the first two panels.
+    dim : int
+        Features of the sinusoidal table (even, 2 … 64).
+    base : float
+        Base of the sinusoidal table (> 1).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Three heatmaps, rows = positions ``m`` (top to bottom), columns = features.
+    """
+    seq_len = _int(seq_len, "seq_len", 2, _MAX_MAP)
+    bits = _int(bits, "bits", 1, 16)
+    dim = _int(dim, "dim", 2, 64)
+    if dim % 2:
+        raise ValueError(f"dim must be even, got {dim}")
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not base > 1:
+        raise ValueError(f"base must be a number > 1, got {base!r}")
+    m = np.arange(seq_len)
+    binary = 1.0 - 2.0 * ((m[:, None] >> np.arange(bits)) & 1)
+    sinusoid = _np(sinusoidal_table(seq_len, dim, float(base), dtype=torch.float64))
+    panels = {
+        "binary digits, 1 − 2·bit": binary,
+        "rounded: sin(π(m + ½)/2ʲ)": rounded_counter(seq_len, bits),
+        f"sinusoidal, b = {base:g}": np.asarray(sinusoid, dtype=np.float64),
+    }
+    fig = make_subplots(rows=1, cols=3, subplot_titles=list(panels), horizontal_spacing=0.07)
+    for k, (name, table) in enumerate(panels.items()):
+        fig.add_trace(
+            go.Heatmap(
+                z=np.round(table, 3),
+                colorscale=DIVERGING,
+                zmid=0.0,
+                zmin=-1.0,
+                zmax=1.0,
+                showscale=k == 2,
+                colorbar={"thickness": 12, "len": 0.7},
+                hovertemplate=f"{name}<br>m = %{{y}}, feature %{{x}}<br>%{{z:.3f}}<extra></extra>",
+            ),
+            row=1,
+            col=k + 1,
+        )
+        fig.update_xaxes(title_text="feature", row=1, col=k + 1)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(title_text="position m", row=1, col=1)
+    return _style(fig, "A binary counter, rounded off, and the sinusoid", height=460)
