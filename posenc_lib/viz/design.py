@@ -26,6 +26,7 @@ from ._style import COLORWAY, DIVERGING, _style
 __all__ = [
     "counter_maps",
     "length_lines",
+    "rounded_counter",
     "similarity_maps",
 ]
 
