@@ -27,6 +27,7 @@ from ._validation import (
     check_sequence,
     check_size,
 )
+from .attention import attention
 
 __all__ = [
     "MAX_SYMMETRY_TOKENS",
@@ -267,8 +268,6 @@ class TinySelfAttention(nn.Module):
 
         ``mask`` is boolean ``(seq, seq)``, True where a query may attend (e.g. ``causal_mask``).
         """
-        from posenc_lib.attention import attention
-
         q, k, v = self.project(x)
         return attention(q, k, v, mask=mask)
 
@@ -381,9 +380,9 @@ def equivariance_gap(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
 def band_mask(seq_len: int, window: int) -> torch.Tensor:
     """Boolean bidirectional sliding-window ("local attention") mask, ``True`` where allowed.
 
-    Query ``t`` may attend to key ``s`` when ``|t − s| <= window``: a symmetric band around the
+    Query ``m`` may attend to key ``n`` when ``|m − n| <= window``: a symmetric band around the
     diagonal, as in local-attention encoders. (A causal sliding window is
-    ``band_mask(n, w) & causal_mask(n)``.)
+    ``band_mask(L, w) & causal_mask(L)``.)
 
     Parameters
     ----------
@@ -400,9 +399,9 @@ def band_mask(seq_len: int, window: int) -> torch.Tensor:
     seq_len = check_int(seq_len, "seq_len", minimum=0, what="a non-negative integer")
     window = check_int(window, "window", minimum=0, what="a non-negative integer")
     check_size(("seq_len", seq_len), ("seq_len", seq_len), what="the (seq_len, seq_len) mask")
-    t = torch.arange(seq_len)
-    # |t - s| <= seq_len - 1, so a wider window is the same band (and a huge int must not overflow)
-    return (t[:, None] - t[None, :]).abs() <= min(window, seq_len)
+    m = torch.arange(seq_len)
+    # |m - n| <= seq_len - 1, so a wider window is the same band (and a huge int must not overflow)
+    return (m[:, None] - m[None, :]).abs() <= min(window, seq_len)
 
 
 MAX_SYMMETRY_TOKENS = 8

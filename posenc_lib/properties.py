@@ -86,7 +86,7 @@ def max_abs_value(table: torch.Tensor) -> float:
 
 
 def neighbour_distances(table: torch.Tensor) -> torch.Tensor:
-    """``‖PE(p+1) − PE(p)‖`` for ``p = 0 … seq−2``: the step between consecutive positions.
+    """``‖PE(m+1) − PE(m)‖`` for ``m = 0 … seq−2``: the step between consecutive positions.
 
     Parameters
     ----------
@@ -102,9 +102,9 @@ def neighbour_distances(table: torch.Tensor) -> torch.Tensor:
 
 
 def offset_distances(table: torch.Tensor, offset: int) -> torch.Tensor:
-    """``‖PE(p+k) − PE(p)‖`` for every ``p`` with ``p + k`` in the table (``k = offset ≥ 0``).
+    """``‖PE(m+k) − PE(m)‖`` for every ``m`` with ``m + k`` in the table (``k = offset ≥ 0``).
 
-    A translation-invariant encoding gives the same number for every ``p``.
+    A translation-invariant encoding gives the same number for every ``m``.
 
     Returns
     -------
@@ -119,7 +119,7 @@ def offset_distances(table: torch.Tensor, offset: int) -> torch.Tensor:
 
 
 def dot_products_at_offset(table: torch.Tensor, offset: int) -> torch.Tensor:
-    """``PE(p) · PE(p+k)`` for every ``p`` with both positions in the table (``k`` may be < 0).
+    """``PE(m) · PE(m+k)`` for every ``m`` with both positions in the table (``k`` may be < 0).
 
     Returns
     -------
@@ -135,7 +135,7 @@ def dot_products_at_offset(table: torch.Tensor, offset: int) -> torch.Tensor:
 
 
 def min_pairwise_distance(table: torch.Tensor) -> float:
-    """Smallest ``‖PE(p) − PE(q)‖`` over ``p ≠ q``: zero means two positions share a code.
+    """Smallest ``‖PE(m) − PE(n)‖`` over ``m ≠ n``: zero means two positions share a code.
 
     ``inf`` for a table with fewer than two rows.
     """
@@ -190,7 +190,7 @@ def same_offset_gaps(
     """``‖PE(position+k) − PE(position)‖`` in tables of different lengths ``L``.
 
     For an encoding that is consistent across lengths every entry is the same; the normalised
-    encoding ``p/(L−1)`` gives a gap that shrinks like ``1/(L−1)``.
+    encoding ``m/(L−1)`` gives a gap that shrinks like ``1/(L−1)``.
 
     Parameters
     ----------
@@ -203,7 +203,7 @@ def same_offset_gaps(
     dim
         Feature dimension passed to ``encoding``.
     position
-        The first position ``p`` (>= 0).
+        The first position ``m`` (>= 0).
 
     Returns
     -------
@@ -238,7 +238,7 @@ def measure_scheme(table: torch.Tensor, *, offset: int = 1) -> dict[str, float]:
     dict
         ``max_abs`` (boundedness), ``min_pair_distance`` (uniqueness), ``step_min`` /
         ``step_max`` (smallest and largest neighbour step: smoothness), and ``offset_spread``,
-        the max minus min of ``‖PE(p+k) − PE(p)‖`` over ``p`` (0 for translation invariance).
+        the max minus min of ``‖PE(m+k) − PE(m)‖`` over ``m`` (0 for translation invariance).
     """
     t = _table(table, min_rows=2, min_cols=1)
     steps = neighbour_distances(t)
@@ -258,7 +258,7 @@ def measure_scheme(table: torch.Tensor, *, offset: int = 1) -> dict[str, float]:
 #:
 #: - ``length_dependence``: a position's code may not change with the sequence length (float64
 #:   rounding allowed);
-#: - ``dot_product_spread``: ``PE(p)·PE(p+k)`` may not depend on ``p`` (float64 rounding allowed);
+#: - ``dot_product_spread``: ``PE(m)·PE(m+k)`` may not depend on ``m`` (float64 rounding allowed);
 #: - ``max_abs_long``: entries no larger than 1 at ``L = 10⁶`` (the size of an embedding's
 #:   entries; an undefined table fails);
 #: - ``closest_pair_relative``: the closest two codes differ by at least one bfloat16 rounding step
@@ -274,10 +274,10 @@ SCORECARD_CRITERIA: dict[str, float] = {
 def length_dependence(
     encoding: Callable[..., torch.Tensor], seq_len: int, dim: int, *, short_len: int | None = None
 ) -> float:
-    """``max |PE_L(p) − PE_L'(p)|`` over the positions ``p < L'`` that both tables hold.
+    """``max |PE_L(m) − PE_L'(m)|`` over the positions ``m < L'`` that both tables hold.
 
     Zero when the code of a position does not depend on the length of the sequence it sits in
-    (wish 1 of chapter 2); the normalised encoding ``p/(L − 1)`` gives a large number.
+    (wish 1 of chapter 2); the normalised encoding ``m/(L − 1)`` gives a large number.
 
     Parameters
     ----------
@@ -306,13 +306,13 @@ def length_dependence(
 
 
 def dot_product_spread(table: torch.Tensor, offset: int) -> float:
-    """Spread of ``PE(p)·PE(p+k)`` over ``p``, relative to the mean ``‖PE(p)‖²``.
+    """Spread of ``PE(m)·PE(m+k)`` over ``m``, relative to the mean ``‖PE(m)‖²``.
 
-    ``(max_p − min_p) PE(p)·PE(p+k) / mean_p ‖PE(p)‖²``: zero when the dot product at offset
+    ``(max_m − min_m) PE(m)·PE(m+k) / mean_m ‖PE(m)‖²``: zero when the dot product at offset
     ``k`` depends on ``k`` only — translation invariance of the *raw* encodings under the dot
     product. Attention compares projected vectors ``W_q(x + PE)`` and ``W_k(y + PE)``, and
     projections generally break it (chapter 3), which is what RoPE repairs. Dividing by the
-    squared norm makes the number independent of the table's scale (``0.001·p`` scores as ``p``).
+    squared norm makes the number independent of the table's scale (``0.001·m`` scores as ``m``).
 
     Parameters
     ----------
@@ -330,7 +330,7 @@ def dot_product_spread(table: torch.Tensor, offset: int) -> float:
 
 
 def closest_pair_relative(table: torch.Tensor) -> float:
-    """``min_{p≠q} ‖PE(p) − PE(q)‖ / max_p ‖PE(p)‖``: how distinct the closest codes are.
+    """``min_{m≠n} ‖PE(m) − PE(n)‖ / max_m ‖PE(m)‖``: how distinct the closest codes are.
 
     A scale-free version of :func:`min_pairwise_distance`: the integer codes 998 and 999 are
     ``√d`` apart, but that is only 0.1 % of their length, and in bfloat16 they round to the same

@@ -1,11 +1,11 @@
 """The naive position encodings of chapter 2, each failing one property of the wish list.
 
-* integer: ``PE(p) = p·scale`` in every feature (unbounded; large positions swamp the embedding);
-* normalised: ``PE(p) = p / (L - 1)`` (bounded, but the step between neighbours depends on ``L``);
-* binary: bit ``j`` of ``p`` in feature ``j`` (bounded and unique, but discrete and jumpy);
+* integer: ``PE(m) = m·scale`` in every feature (unbounded; large positions swamp the embedding);
+* normalised: ``PE(m) = m / (L - 1)`` (bounded, but the step between neighbours depends on ``L``);
+* binary: bit ``j`` of ``m`` in feature ``j`` (bounded and unique, but discrete and jumpy);
 * learned: a table with one free row per position, shown as it starts training (seeded random
   rows; it ends at ``max_len`` and nothing ties one row to the next);
-* sines only: ``sin(p·θ_j)`` in every feature, no cosine (bounded and smooth, but the dot product
+* sines only: ``sin(m·θ_j)`` in every feature, no cosine (bounded and smooth, but the dot product
   at a fixed offset depends on the position).
 """
 
@@ -35,7 +35,7 @@ __all__ = [
 def integer_encoding(
     seq_len: int, dim: int, *, scale: float = 1.0, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    """Encode position ``p`` as the value ``p·scale`` repeated in all ``dim`` features.
+    """Encode position ``m`` as the value ``m·scale`` repeated in all ``dim`` features.
 
     Parameters
     ----------
@@ -54,7 +54,7 @@ def integer_encoding(
     Returns
     -------
     torch.Tensor
-        Shape ``(seq_len, dim)``; row ``p`` is ``p·scale``.
+        Shape ``(seq_len, dim)``; row ``m`` is ``m·scale``.
     """
     seq_len = check_length(seq_len, "seq_len")
     dim = check_positive_int(dim, "dim")
@@ -77,7 +77,7 @@ def integer_encoding(
 def normalized_encoding(
     seq_len: int, dim: int, *, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    """Encode position ``p`` as ``p / (seq_len - 1)`` in every feature, so values lie in [0, 1].
+    """Encode position ``m`` as ``m / (seq_len - 1)`` in every feature, so values lie in [0, 1].
 
     For ``seq_len = 1`` the single position is encoded as 0 (there is no span to divide by).
 
@@ -104,7 +104,7 @@ def normalized_encoding(
 
 
 def binary_encoding(seq_len: int, dim: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """Encode position ``p`` by its binary digits: feature ``j`` holds bit ``j`` (LSB first).
+    """Encode position ``m`` by its binary digits: feature ``j`` holds bit ``j`` (LSB first).
 
     Parameters
     ----------
@@ -118,7 +118,7 @@ def binary_encoding(seq_len: int, dim: int, *, dtype: torch.dtype = torch.float3
     Returns
     -------
     torch.Tensor
-        Shape ``(seq_len, dim)`` of zeros and ones: ``out[p, j] = (p >> j) & 1``.
+        Shape ``(seq_len, dim)`` of zeros and ones: ``out[m, j] = (m >> j) & 1``.
     """
     seq_len = check_length(seq_len, "seq_len")
     dim = check_positive_int(dim, "dim")
@@ -150,12 +150,14 @@ def learned_encoding(
     """The first ``seq_len`` rows of a learned position table, as it is before training.
 
     BERT and GPT-2 learn one free vector per position, an ``(max_len, dim)`` table whose rows
-    start as independent normal draws: ``N(0, 0.02²)`` in both (their ``initializer_range``), while
-    a bare ``nn.Embedding`` starts at ``N(0, 1)``. This function draws standard normal rows; the
+    start as independent normal draws: ``N(0, 0.02²)`` in Hugging Face ``transformers`` (the
+    ``initializer_range`` of ``BertConfig`` and ``GPT2Config``), ``N(0, 0.01²)`` for ``wpe`` in the
+    model code OpenAI released with GPT-2, while a bare ``nn.Embedding`` starts at ``N(0, 1)``.
+    This function draws standard normal rows; the
     scale does not matter for what chapter 2 measures (length dependence, scale-free spreads and
     distances, the missing rows past ``max_len``). Training moves the rows, but two things stay:
-    the table has exactly ``max_len`` rows, and nothing in its form relates row ``p`` to row
-    ``p + k``. This function returns that starting point, seeded, so that chapter 2 can measure
+    the table has exactly ``max_len`` rows, and nothing in its form relates row ``m`` to row
+    ``m + k``. This function returns that starting point, seeded, so that chapter 2 can measure
     the structure a learned table does *not* come with.
 
     Parameters
@@ -168,7 +170,7 @@ def learned_encoding(
         Rows of the table (>= 1); a longer ``seq_len`` raises ``ValueError``, as a position
         beyond the table has no vector.
     seed : int
-        Seed of the random rows (>= 0); row ``p`` does not depend on ``seq_len``.
+        Seed of the random rows (>= 0); row ``m`` does not depend on ``seq_len``.
     dtype : torch.dtype
         Output dtype.
 
@@ -197,7 +199,7 @@ def learned_encoding(
 def sines_only_encoding(
     seq_len: int, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    """``PE(p)_j = sin(p·θ_j)`` with ``θ_j = base^(−j/dim)``: sinusoids without the cosines.
+    """``PE(m)_j = sin(m·θ_j)`` with ``θ_j = base^(−j/dim)``: sinusoids without the cosines.
 
     The ``dim`` features use ``dim`` geometrically spaced frequencies from 1 down to about
     ``1/base``, as the sinusoidal table's pairs do, but each frequency appears once, as a sine.

@@ -72,11 +72,11 @@ def _heatmap_hover(scheme: str, base: float, dim: int | None) -> str:
     if scheme == "sinusoidal":
         inputs = f"b = {_fmt(base)}" + ("" if dim is None else f", d = {dim}")
         return (
-            "position p = %{y}<br>dimension index %{x}<br>PE = %{z:.3f}"
+            "position m = %{y}<br>dimension index %{x}<br>PE = %{z:.3f}"
             f"<extra>{inputs}</extra>"
         )
     return (
-        "position p = %{y}<br>dimension index %{x}<br>value = %{z:.3g}" f"<extra>{scheme}</extra>"
+        "position m = %{y}<br>dimension index %{x}<br>value = %{z:.3g}" f"<extra>{scheme}</extra>"
     )
 
 
@@ -132,10 +132,10 @@ def heatmap_static_rows(seq_len: int) -> np.ndarray:
 def _row_labels(rows: np.ndarray) -> list[str]:
     """Category labels of the shown rows, with a gap row where positions are skipped."""
     labels: list[str] = []
-    for k, p in enumerate(rows.tolist()):
-        if k and p != rows[k - 1] + 1:
+    for k, m in enumerate(rows.tolist()):
+        if k and m != rows[k - 1] + 1:
             labels.append(_GAP_LABEL)
-        labels.append(str(p))
+        labels.append(str(m))
     return labels
 
 
@@ -184,15 +184,15 @@ def encoding_heatmap(
     if scheme == "binary" and seq_len > 2**dim:
         raise ValueError(f"seq_len must be <= 2**dim for the binary scheme, got {seq_len}, d={dim}")
     title = {
-        "sinusoidal": "Sinusoidal encoding PE(p, 2i) = sin(p·b^(−2i/d)), PE(p, 2i+1) = cos(…)",
-        "integer": "Integer encoding: PE(p) = p in every feature (unbounded)",
-        "normalized": "Normalised encoding: PE(p) = p / (L − 1) (step depends on L)",
-        "binary": "Binary encoding: feature j holds bit j of p (jumpy)",
+        "sinusoidal": "Sinusoidal encoding PE(m)₂ᵢ = sin(m·b^(−2i/d)), PE(m)₂ᵢ₊₁ = cos(…)",
+        "integer": "Integer encoding: PE(m) = m in every feature (unbounded)",
+        "normalized": "Normalised encoding: PE(m) = m / (L − 1) (step depends on L)",
+        "binary": "Binary encoding: feature j holds bit j of m (jumpy)",
     }[scheme]
     fig = go.Figure()
     layout: dict[str, Any] = {
         "xaxis": {"title": {"text": f"dimension index (d = {dim})"}},
-        "yaxis": {"title": {"text": "position p"}, "autorange": "reversed"},
+        "yaxis": {"title": {"text": "position m"}, "autorange": "reversed"},
     }
     colorbar = {"title": {"text": "PE" if scheme == "sinusoidal" else "value"}, "thickness": 14}
     if not sliders:
@@ -285,8 +285,8 @@ def encoding_heatmap(
 def _static_yaxis(seq_len: int) -> dict[str, Any]:
     """Categorical position axis: the shown rows stay adjacent, with a blank row at the gap."""
     shown = len(heatmap_static_rows(seq_len))
-    text = "position p" if shown == seq_len else (
-        f"position p (first and last {_MAX_ROWS // 2} of {seq_len}, consecutive)"
+    text = "position m" if shown == seq_len else (
+        f"position m (first and last {_MAX_ROWS // 2} of {seq_len}, consecutive)"
     )
     return {"type": "category", "title": {"text": text}}
 
@@ -344,7 +344,7 @@ def _naive_heatmap_with_length_slider(
     layout["xaxis"]["title"]["text"] = f"dimension index (d = {dim}{shown})"
     # The slider changes L, so the axis title names the window rule, not one length.
     layout["yaxis"].update(type="category", title={
-        "text": f"position p (at most the first and last {_MAX_ROWS // 2}, consecutive)"
+        "text": f"position m (at most the first and last {_MAX_ROWS // 2}, consecutive)"
     })
     fig.update_layout(
         **layout,
