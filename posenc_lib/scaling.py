@@ -199,9 +199,9 @@ def yarn_correction_range(
     original_max_position = _check_max_position(original_max_position, "original_max_position")
     beta_fast = check_positive(beta_fast, "beta_fast")
     beta_slow = check_positive(beta_slow, "beta_slow")
-    if beta_fast <= beta_slow:
+    if beta_fast < beta_slow:  # equal is allowed, as in transformers (Kimi K2: both 1)
         raise ValueError(
-            f"beta_fast must be > beta_slow, got beta_fast = {beta_fast}, beta_slow = {beta_slow}"
+            f"beta_fast must be >= beta_slow, got beta_fast = {beta_fast}, beta_slow = {beta_slow}"
         )
     if not isinstance(truncate, bool):
         raise TypeError(f"truncate must be a bool, got {type(truncate).__name__}")
@@ -244,7 +244,8 @@ def yarn_inv_freq(
     original_max_position : int
         Training context ``L`` (>= 1).
     beta_fast, beta_slow : float
-        Rotation counts bounding the ramp (``beta_fast > beta_slow > 0``).
+        Rotation counts bounding the ramp (``beta_fast >= beta_slow > 0``; equal ends give a
+        one-index ramp, as in transformers).
     truncate : bool
         Round the range outward to integers (True, Hugging Face's default and the paper's code).
 

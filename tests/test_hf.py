@@ -143,3 +143,19 @@ def test_dynamic_with_another_max_position_is_rejected() -> None:
     with pytest.raises(ValueError, match="original_max_position"):
         hf_config_fields("none", dim=64, original_max_position=None)
     assert math.isfinite(hf_rope_parameters("none", dim=64)["rope_theta"])
+
+
+@pytest.mark.parametrize("beta", [1.0, 4.0, 32.0])
+def test_yarn_with_equal_ramp_ends_matches_transformers(beta: float) -> None:
+    # Kimi K2's config sets beta_fast = beta_slow = 1: transformers runs it (a one-index ramp).
+    from posenc_lib.scaling import yarn_inv_freq
+
+    config = LlamaConfig(hidden_size=4 * 64, num_attention_heads=4, head_dim=64,
+                         max_position_embeddings=4096 * 32,
+                         rope_parameters={"rope_type": "yarn", "rope_theta": 50_000.0,
+                                          "factor": 32.0, "original_max_position_embeddings": 4096,
+                                          "beta_fast": beta, "beta_slow": beta})
+    inv, attention = ROPE_INIT_FUNCTIONS["yarn"](config)
+    ours, ours_attention = yarn_inv_freq(64, 50_000.0, 32.0, 4096, beta, beta)
+    torch.testing.assert_close(inv.double(), ours, rtol=3e-6, atol=0)
+    assert attention == pytest.approx(ours_attention, rel=1e-12)

@@ -124,7 +124,7 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("low <= 0", lambda: P.llama3_inv_freq(8, 1e4, 8.0, 64, 0.0, 2.0), ValueError,
      r"low_freq_factor must be a finite number > 0"),
     ("beta order", lambda: P.yarn_inv_freq(8, 1e4, 2.0, 64, 1.0, 32.0), ValueError,
-     r"beta_fast must be > beta_slow"),
+     r"beta_fast must be >= beta_slow"),
     ("beta sign", lambda: P.yarn_inv_freq(8, 1e4, 2.0, 64, 32.0, -1.0), ValueError,
      r"beta_slow must be a finite number > 0"),
     # x
