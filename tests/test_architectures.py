@@ -283,17 +283,21 @@ def test_alibi_plans_carry_the_model_s_slopes(model_type: str) -> None:
 
 
 def test_every_supported_type_is_checked() -> None:
-    wrappers = {"gemma3", "gemma4", "llama4"}
+    wrappers = {"gemma3", "gemma4", "llama4", "mistral3"}
     untested = (set(SUPPORTED_MODEL_TYPES) - set(TINY) - set(ALIBI_TINY) - wrappers
                 - {f"{t}_text" for t in MROPE_TINY} - set(MROPE_TINY))
     assert not untested, untested
 
 
 def test_unknown_model_type_is_named() -> None:
-    with pytest.raises(ValueError, match="'bert'"):
-        position_plan({"model_type": "bert", "num_hidden_layers": 2})
+    with pytest.raises(ValueError, match="'not_a_model'"):
+        position_plan({"model_type": "not_a_model", "num_hidden_layers": 2})
     with pytest.raises(TypeError, match="config"):
         position_plan(["llama"])
+    # BERT's attention adds no position (it enters as learned embeddings before layer 0): said.
+    bert = position_plan({"model_type": "bert", "num_hidden_layers": 2})
+    assert [e.kind for e in bert] == ["nope", "nope"] and all(e.bidirectional for e in bert)
+    assert any("no rotary module" in note for note in bert.notes)
 
 
 def test_no_rope_layers_one_means_rope_is_applied() -> None:
@@ -326,9 +330,15 @@ def test_collapse_ranges_and_table() -> None:
               "rope_scaling": {"rope_type": "linear", "factor": 8.0}}
     text = format_plan(position_plan(config))
     assert text.splitlines() == [
-        "layers 0–4, 6–10  RoPE base 10 000, half, window 1 024",
-        "layers 5, 11      RoPE base 1 000 000 linear, half",
+        "layers 0–4, 6–10  RoPE base 10 000, rotary 256 of 256, half, window 1 024, causal, "
+        "qk-norm",
+        "layers 5, 11      RoPE base 1 000 000, rotary 256 of 256, half, linear ×8, causal, "
+        "qk-norm",
     ]
+    # A pattern whose last run is cut short by the layer count still shortens (Gemma 3 27B).
+    sliding62 = [i for i in range(62) if (i + 1) % 6]
+    assert collapse_ranges(sliding62) == "0–4, 6–10, …, 60–61"
+    assert collapse_ranges([0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 14]) == "0–2, 4–6, 8–10, 12, 14"
 
 
 def test_query_scale_forms() -> None:
@@ -356,7 +366,8 @@ def test_cli_prints_the_plan(tmp_path: Path) -> None:
                                 "sliding_window": 4096, "rope_theta": 50000.0}))
     out = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(path)],
                          capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout
-    assert "layers 0–2, 4–6  RoPE base 50 000, interleaved, window 4 096" in out
+    assert ("layers 0–2, 4–6  RoPE base 50 000, rotary 128 of 128, interleaved, window 4 096, "
+            "causal") in out
     assert "layers 3, 7" in out and "NoPE" in out
     vl = tmp_path / "qwen3_vl.json"
     vl.write_text(json.dumps({"model_type": "qwen3_vl", "text_config": {
@@ -364,13 +375,13 @@ def test_cli_prints_the_plan(tmp_path: Path) -> None:
         "rope_theta": 5e6, "rope_scaling": {"mrope_section": [24, 20, 20]}}}))
     out = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(vl)],
                          capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout
-    assert ("layers 0–3  RoPE base 5 000 000, M-RoPE (t,h,w sections 24/20/20, interleaved), "
-            "half") in out
+    assert ("layers 0–3  RoPE base 5 000 000, rotary 128 of 128, M-RoPE (t,h,w sections 24/20/20, "
+            "interleaved), half") in out
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 2}))
+    bad.write_text(json.dumps({"model_type": "not_a_model", "num_hidden_layers": 2}))
     run = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(bad)],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert run.returncode == 2 and "'bert'" in run.stderr
+    assert run.returncode == 2 and "'not_a_model'" in run.stderr
 
 
 # --- presets and the transformers 5 config blocks -------------------------------------------------

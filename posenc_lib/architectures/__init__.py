@@ -9,8 +9,9 @@ cos/sin attention factor, a position-dependent query scale, the sliding window o
 tiny random model of its own transformers class in ``tests/test_architectures.py``.
 """
 
-from ._families import SUPPORTED_MODEL_TYPES, position_plan
+from ._families import SUPPORTED_MODEL_TYPES, Plan, position_plan
 from ._plan import KINDS, LayerPosition, QueryScale, proportional_inv_freq
+from ._resolve import check_config_dict, load_config
 from ._table import collapse_ranges, format_plan
 from ._temperature import TEMPERATURE_FORMS, logit_multiplier
 
@@ -19,9 +20,12 @@ __all__ = [
     "SUPPORTED_MODEL_TYPES",
     "TEMPERATURE_FORMS",
     "LayerPosition",
+    "Plan",
     "QueryScale",
+    "check_config_dict",
     "collapse_ranges",
     "format_plan",
+    "load_config",
     "logit_multiplier",
     "position_plan",
     "proportional_inv_freq",
