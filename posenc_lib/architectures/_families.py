@@ -161,8 +161,21 @@ TEXT_TYPES = {
 #: whose attention layers it can describe from the config object and the model's rotary module.
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted({*_FAMILIES, *TEXT_TYPES}))
 
-# Layer types of a hybrid's layers that are not attention: they carry no position encoding.
-_ATTENTION_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention")
+# Layer types of a hybrid's layers that are not attention (linear attention, Mamba, conv,
+# recurrent): they carry no position encoding. Any other type naming attention is attention.
+_NOT_ATTENTION = ("linear_attention",)
+
+
+def _is_attention(layer_type: str) -> bool:
+    return layer_type == "attention" or (
+        layer_type.endswith("attention") and layer_type not in _NOT_ATTENTION
+    )
+
+
+# Types whose attention applies RoPE on windowed layers only once windows are configured (read
+# from their modelling code in transformers 5.25: ``if self.sliding_window is None or
+# self.is_sliding``, ``force_rope``, ``position_embeddings if layer_type == "sliding_attention"``).
+_SLIDING_ROPE_ONLY = ("afmoe", "cohere2_moe", "exaone4", "exaone_moe", "lara_mini")
 
 
 class Plan(list):  # type: ignore[type-arg]
@@ -334,13 +347,41 @@ def _needs(cfg: dict[str, Any], defaulted: list[str] | None, key: str, value: An
     return value
 
 
+def _rope_per_type(cfg: dict[str, Any], i: int, layer_type: str) -> bool:
+    """A nested ``rope_parameters`` whose block for this layer type is None: a NoPE layer."""
+    params = cfg.get("rope_parameters")
+    return not (isinstance(params, Mapping) and layer_type in params and params[layer_type] is None)
+
+
+def _rope_where_theta(cfg: dict[str, Any], i: int, layer_type: str) -> bool:
+    """``layer_rope_theta[i]`` zero or None: a NoPE layer."""
+    return bool(cfg["layer_rope_theta"][i])
+
+
+def _sliding_rope(cfg: dict[str, Any], i: int, layer_type: str) -> bool:
+    """RoPE on windowed layers only, once the model has windows (EXAONE 4, Command A MoE…)."""
+    return layer_type == "sliding_attention" or not cfg.get("sliding_window") or bool(
+        cfg.get("force_rope")
+    )
+
+
 def _generic_family(model_type: str, cfg: dict[str, Any], layer_types: list[str]) -> _Family:
     """A family row read from the config and the modelling module (transformers installed)."""
     from ._rotary import pairing_convention
 
     convention = pairing_convention(model_type) or "half"
-    uses_rope = _flagged if cfg.get("no_rope_layers") else None
-    if "sliding_attention" in layer_types:
+    uses_rope: _LayerRule | None = None
+    if cfg.get("no_rope_layers"):
+        uses_rope = _flagged
+    elif isinstance(cfg.get("layer_rope_theta"), list):
+        uses_rope = _rope_where_theta
+    elif model_type in _SLIDING_ROPE_ONLY:
+        uses_rope = _sliding_rope
+    elif isinstance(cfg.get("rope_parameters"), Mapping) and any(
+        v is None for v in cfg["rope_parameters"].values()
+    ):
+        uses_rope = _rope_per_type
+    if "sliding_attention" in layer_types or cfg.get("layer_types"):
         window_types: tuple[str, ...] | None = ("sliding_attention",)
     elif cfg.get("sliding_window") and cfg.get("use_sliding_window", True) is not False:
         window_types = None
@@ -372,7 +413,11 @@ def _bidirectional(cfg: dict[str, Any], model_type: str, hf: Any) -> bool:
         return False
     from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
-    return model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not cfg.get("is_decoder")
+    if model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not cfg.get("is_decoder"):
+        return True
+    from ._rotary import builds_only_bidirectional_masks
+
+    return builds_only_bidirectional_masks(model_type)
 
 
 def _scaling_text(params: Mapping[str, Any], seq_len: int | None) -> str | None:
@@ -406,6 +451,21 @@ def _scaling_text(params: Mapping[str, Any], seq_len: int | None) -> str | None:
     if kind == "proportional":
         return None if factor in (None, 1, 1.0) else f"proportional ×{float(factor):g}"
     return str(kind)
+
+
+#: Types whose attention the plan cannot describe yet (checked in transformers 5.25), with why.
+REFUSED_TYPES: dict[str, str] = {
+    "nanochat": "its rotate_half turns pairs the other way (cat(x2, -x1)), which the plan's "
+    "conventions do not express",
+    "deepseek_v4": "its compressed attention layers build keys the plan does not model",
+    "hrm_text": "its recurrent reasoning modules reuse attention layers out of order",
+    "recurrent_gemma": "its block types and layer_types disagree in transformers' config",
+    "moshi": "its depth decoder's attention takes no rotary embedding from the model",
+    "doge": "its dynamic-mask attention is not a window the plan can state",
+    "flint": "its windowed and global layers use position in ways not yet read from its code",
+    "codegen": "its fused q/k/v projection is split per model-parallel shard before the "
+    "rotation, which the plan has not been checked against",
+}
 
 
 def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
@@ -458,6 +518,11 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     if n > MAX_PYTHON_ITEMS:
         raise ValueError(f"num_hidden_layers must be <= {MAX_PYTHON_ITEMS}, got {n}")
     cfg["num_hidden_layers"] = n
+    if model_type in REFUSED_TYPES:
+        raise ValueError(
+            f"model_type {model_type!r} cannot be described by position_plan: "
+            f"{REFUSED_TYPES[model_type]}"
+        )
     family = _FAMILIES.get(model_type)
     if family is None and hf is None:
         raise ValueError(
@@ -479,6 +544,8 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     if family.alibi:
         return Plan(_alibi_plan(cfg, model_type, n, layer_types), model_type, notes)
     head_dim = _head_dim(cfg)
+    if cfg.get("qk_rope_head_dim") and cfg.get("qk_nope_head_dim"):  # MLA: every layer's q/k
+        head_dim = int(cfg["qk_nope_head_dim"]) + int(cfg["qk_rope_head_dim"])
     tables = rotary_module_tables(hf, seq_len) if hf is not None else None
     has_rope = True
     if hf is not None and tables is None and model_type not in _FAMILIES and not (
@@ -488,6 +555,12 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         notes.append("no rotary module and no rope parameters: attention layers add no "
                      "position (any position enters before the first layer)")
     window = cfg.get("sliding_window")
+    if window is None and hf is not None:
+        try:  # a property, not a key (ModernBERT: half its local_attention)
+            window = getattr(hf, "sliding_window", None)
+        except Exception:
+            window = None
+        window = window if isinstance(window, int) and not isinstance(window, bool) else None
     if window is None and defaulted is not None and family.window_types != () and any(
         family.window_types is None or t in family.window_types for t in layer_types
     ):
@@ -498,19 +571,28 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     ):
         window = None
     bidirectional = _bidirectional(cfg, model_type, hf)
+    if bidirectional and window and model_type not in _FAMILIES:
+        # transformers' bidirectional window keeps |m − n| <= sliding_window: W + 1 in the
+        # plan's "|m − n| < window" (Gemma 3's class already stores its window that way).
+        window = int(window) + 1
     norm = qk_norm(model_type, cfg) if hf is not None else next(
         (cfg[k] for k in ("use_qk_norm", "qk_layernorm") if isinstance(cfg.get(k), bool)), None
     )
     plan: list[LayerPosition] = []
     cache: dict[str, dict[str, Any]] = {}
     for i, layer_type in enumerate(layer_types):
-        if layer_type not in _ATTENTION_TYPES:
+        if not _is_attention(layer_type):
             plan.append(LayerPosition(layer=i, kind="no_attention", layer_type=layer_type,
                                       head_dim=head_dim))
             continue
         layer_head_dim = head_dim
         if model_type == "gemma4_text" and layer_type == "full_attention":
             layer_head_dim = int(_gemma4_override(cfg, i, "head_dim", head_dim))
+        elif isinstance(cfg.get("per_layer_config"), Mapping):  # EmbeddingGemma 2's globals
+            per_layer = cfg["per_layer_config"]
+            override = next((per_layer[k] for k in (i, str(i)) if k in per_layer), None)
+            if isinstance(override, Mapping) and override.get("head_dim"):
+                layer_head_dim = int(override["head_dim"])
         uses_rope = has_rope and (family.uses_rope is None or family.uses_rope(cfg, i, layer_type))
         entry: dict[str, Any] = dict(layer=i, layer_type=layer_type, head_dim=layer_head_dim,
                                      bidirectional=bidirectional, qk_norm=norm)

@@ -19,7 +19,9 @@ from typing import Any
 
 import torch
 
-__all__ = ["modeling_module", "pairing_convention", "qk_norm", "rotary_module_tables"]
+__all__ = [
+    "builds_only_bidirectional_masks",
+    "modeling_module", "pairing_convention", "qk_norm", "rotary_module_tables"]
 
 
 @functools.cache
@@ -134,9 +136,21 @@ def pairing_convention(model_type: str) -> str | None:
     rotate = getattr(module, "rotate_half", None)
     if rotate is not None:
         return "interleaved" if "::2" in _source(rotate) else "half"
+    if getattr(module, "rotate_every_two", None) is not None:  # GPT-J, CodeGen
+        return "interleaved"
     if "view_as_complex" in _source(module):
         return "complex"
     return None
+
+
+@functools.cache
+def builds_only_bidirectional_masks(model_type: str) -> bool:
+    """The modelling module builds bidirectional masks and never a causal one (encoders)."""
+    module = modeling_module(model_type)
+    if module is None:
+        return False
+    source = _source(module)
+    return "create_bidirectional" in source and "create_causal_mask" not in source
 
 
 _QK_FLAGS = ("use_qk_norm", "qk_layernorm", "qk_norm", "use_qk_layernorm")
