@@ -737,6 +737,7 @@ def test_embeddinggemma_is_bidirectional_with_the_model_s_window() -> None:
 def test_fixtures_are_the_published_configs() -> None:
     names = {
         "gemma-3-27b-it.json": "Gemma 3 27B", "gemma-3-4b-it.json": "Gemma 3 4B",
+        "gemma-3-12b-it.json": "Gemma 3 12B",
         "embeddinggemma-300m.json": "EmbeddingGemma", "kimi-k2-instruct.json": "Kimi K2",
         "qwen3-next-80b-a3b-instruct.json": "Qwen3-Next-80B-A3B",
         "mistral-7b-v0.1.json": "Mistral 7B v0.1", "phi-3.5-mini-instruct.json": "Phi-3.5-mini",

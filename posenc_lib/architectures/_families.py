@@ -187,15 +187,21 @@ class Plan(list):  # type: ignore[type-arg]
         The text model's type.
     notes : list of str
         Wrappers unwrapped, types read as another, keys defaulted (without transformers).
+    config : dict
+        The text model's config as read (with transformers: every default filled by its class),
+        e.g. for ``num_key_value_heads`` when sizing a KV cache.
     """
 
     model_type: str = ""
     notes: list[str]
+    config: dict[str, Any]
 
-    def __init__(self, layers: list[LayerPosition], model_type: str, notes: list[str]) -> None:
+    def __init__(self, layers: list[LayerPosition], model_type: str, notes: list[str],
+                 config: dict[str, Any] | None = None) -> None:
         super().__init__(layers)
         self.model_type = model_type
         self.notes = list(notes)
+        self.config = dict(config or {})
 
 
 def _first(cfg: Mapping[str, Any], *names: str, default: Any = None) -> Any:
@@ -307,6 +313,12 @@ def _rope_entry_fields(
     options: dict[str, Any] = {}
     if rope_type == "yarn":
         options = {k: params[k] for k in _YARN_OPTIONS if params.get(k) is not None}
+        fast, slow = options.get("beta_fast", 32.0), options.get("beta_slow", 1.0)
+        if float(fast) == float(slow):
+            # Kimi K2 (beta_fast = beta_slow = 1): transformers accepts it (its ramp widens an
+            # empty range by 0.001). Rounded to whole pair indices the two correction points
+            # then straddle the same index as with fast a hair above slow.
+            options["beta_fast"] = float(fast) * (1 + 1e-12)
         # transformers reads truncate from the top level of rope_parameters
         if params.get("mscale") and params.get("mscale_all_dim"):
             options["mscale"] = params["mscale"]
@@ -542,7 +554,7 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     if family is None:
         family = _generic_family(model_type, cfg, layer_types)
     if family.alibi:
-        return Plan(_alibi_plan(cfg, model_type, n, layer_types), model_type, notes)
+        return Plan(_alibi_plan(cfg, model_type, n, layer_types), model_type, notes, cfg)
     head_dim = _head_dim(cfg)
     if cfg.get("qk_rope_head_dim") and cfg.get("qk_nope_head_dim"):  # MLA: every layer's q/k
         head_dim = int(cfg["qk_nope_head_dim"]) + int(cfg["qk_rope_head_dim"])
@@ -656,7 +668,7 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         ))
     if defaulted:
         notes.append("keys not in the config, defaulted: " + ", ".join(dict.fromkeys(defaulted)))
-    return Plan(plan, model_type, notes)
+    return Plan(plan, model_type, notes, cfg)
 
 
 def _blocks(cfg: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -501,6 +501,9 @@ def _check_cos_sin(entry: Any, value: Any, seq: int, tol: float) -> str | None:
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         return "cos/sin in an unknown form"
     cos, sin = (t.reshape(-1, t.shape[-1])[:seq].to(torch.float64) for t in value)
+    if float(cos[0].abs().max()) == 0.0 < float(sin[0].abs().max()):
+        cos, sin = sin, cos  # GPT-J hands over (sin, cos): at position 0, sin = 0
+
     width = entry.rotary_dim
     if cos.shape[-1] == width // 2:  # gpt-oss: one cos per pair, not repeated
         cos_pairs, sin_pairs = cos, sin

@@ -17,6 +17,24 @@ __all__ = ["PUBLISHED_CONFIGS", "published_config"]
 
 #: ``{name: (source, config.json dict)}``.
 PUBLISHED_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "Gemma 3 12B": (
+        "google/gemma-3-12b-it config.json, text_config (the vision half left out): like the "
+        "27B file it gives no rope_theta, rope_local_base_freq or head_dim",
+        {
+            "architectures": ["Gemma3ForConditionalGeneration"],
+            "model_type": "gemma3",
+            "text_config": {
+                "hidden_size": 3840,
+                "intermediate_size": 15360,
+                "model_type": "gemma3_text",
+                "num_attention_heads": 16,
+                "num_hidden_layers": 48,
+                "num_key_value_heads": 8,
+                "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                "sliding_window": 1024,
+            },
+        },
+    ),
     "Gemma 3 27B": (
         "google/gemma-3-27b-it config.json (multimodal wrapper; its text_config has no "
         "rope_theta: the class default applies)",
