@@ -207,7 +207,7 @@ def test_windows_chunks_and_sinks_match_the_layers(model_type: str) -> None:
 
 
 def test_llama4_query_scale_is_the_model_s() -> None:
-    """On NoPE layers Llama 4 multiplies q by log1p(floor((p+1)/floor_scale))·attn_scale + 1."""
+    """On NoPE layers Llama 4 multiplies q by log1p(floor((m+1)/floor_scale))·attn_scale + 1."""
     config, model = _tiny("llama4_text")
     plan = position_plan(config)
     nope = [e for e in plan if e.kind == "nope"]

@@ -75,11 +75,11 @@ def proportional_inv_freq(head_dim: int, base: float, proportion: float) -> torc
 
 @dataclass(frozen=True)
 class QueryScale:
-    """A query multiplier that grows with the position ``p``: two forms in use.
+    """A query multiplier that grows with the position ``m``: two forms in use.
 
-    * ``"llama4"`` (Llama 4 NoPE layers): ``1 + scale·ln(1 + ⌊(p + 1)/floor⌋)``;
+    * ``"llama4"`` (Llama 4 NoPE layers): ``1 + scale·ln(1 + ⌊(m + 1)/floor⌋)``;
     * ``"llama_4_scaling_beta"`` (Ministral 3, Mistral 4 and Large 3, every layer):
-      ``1 + scale·ln(1 + ⌊p/floor⌋)`` with ``floor`` the original context.
+      ``1 + scale·ln(1 + ⌊m/floor⌋)`` with ``floor`` the original context.
 
     Attributes
     ----------
@@ -105,9 +105,9 @@ class QueryScale:
         return 1.0 + self.scale * torch.log1p(torch.floor((p + shift) / self.floor))
 
     def describe(self) -> str:
-        """One line, e.g. ``query × (1 + 0.1·ln(1 + ⌊(p+1)/8192⌋))``."""
-        p = "(p+1)" if self.form == "llama4" else "p"
-        return f"query × (1 + {self.scale:g}·ln(1 + ⌊{p}/{self.floor}⌋))"
+        """One line, e.g. ``query × (1 + 0.1·ln(1 + ⌊(m+1)/8192⌋))`` (``m`` the position)."""
+        m = "(m+1)" if self.form == "llama4" else "m"
+        return f"query × (1 + {self.scale:g}·ln(1 + ⌊{m}/{self.floor}⌋))"
 
 
 @dataclass(frozen=True, eq=False)
