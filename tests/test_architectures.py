@@ -843,3 +843,19 @@ def test_cli_reads_folders_and_prints_json(tmp_path: Path) -> None:
     assert first["window"] == 128 and first["bidirectional"] is False
     assert first["attention_factor"] == pytest.approx(0.1 * math.log(32) + 1, rel=1e-6)
     assert len(first["inv_freq"]) == 32
+
+
+def test_seq_len_picks_the_dynamic_ntk_table() -> None:
+    """--seq-len runs the model's rotary module at that length: dynamic NTK's grown base, as the
+    library's own formula computes it; without it the plan says the table is the static one."""
+    from posenc_lib.extension import extended_rope
+
+    cfg = {"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 64,
+           "num_attention_heads": 4, "max_position_embeddings": 64,
+           "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}
+    static, grown = position_plan(cfg)[0], position_plan(cfg, seq_len=2000)[0]
+    want, _ = extended_rope("dynamic", dim=16, base=1e4, factor=2.0, original_max_position=64,
+                            seq_len=2000)
+    torch.testing.assert_close(grown.inv_freq, want, rtol=1e-6, atol=0)
+    assert not torch.allclose(static.inv_freq, grown.inv_freq, rtol=1e-2)
+    assert "pass --seq-len" in static.describe() and "L = 2000" in grown.describe()
