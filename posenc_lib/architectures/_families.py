@@ -167,7 +167,8 @@ _NOT_ATTENTION = ("linear_attention",)
 
 
 def _is_attention(layer_type: str) -> bool:
-    return layer_type == "attention" or (
+    # "hybrid" (Zamba 2, Falcon-H1): attention beside a Mamba mixer in the same layer.
+    return layer_type in ("attention", "hybrid") or (
         layer_type.endswith("attention") and layer_type not in _NOT_ATTENTION
     )
 
@@ -566,6 +567,11 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         has_rope = False
         notes.append("no rotary module and no rope parameters: attention layers add no "
                      "position (any position enters before the first layer)")
+    kind = cfg.get("position_embedding_type", "rope")
+    if hf is not None and not any(w in str(kind) for w in ("rope", "rotary")):
+        # Granite 4.0 hybrids: position_embedding_type None switches the rotary module off.
+        has_rope = False
+        notes.append(f"position_embedding_type = {kind!r}: attention layers rotate nothing")
     window = cfg.get("sliding_window")
     if window is None and hf is not None:
         try:  # a property, not a key (ModernBERT: half its local_attention)

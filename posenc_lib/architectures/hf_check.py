@@ -309,6 +309,12 @@ def tiny_config(model_type: str, **overrides: Any) -> Any:
     if model_type.startswith("qwen") and model_type.endswith("vl_text"):  # M-RoPE: 2 + 3 + 3
         section = [4, 2, 2] if model_type.startswith("qwen3") else [2, 3, 3]
         kwargs["rope_parameters"] = {**(rope or {}), "mrope_section": section}
+    if "attn_layer_indices" in default.to_dict():  # Bamba: attention on layers 1 and 3
+        kwargs["attn_layer_indices"] = [1, 3]
+    types = _get(default, "layer_types")
+    if (isinstance(types, list) and set(types) == {"linear_attention"}
+            and "layer_types" in default.to_dict() and "attn_layer_indices" not in kwargs):
+        kwargs["layer_types"] = ["linear_attention", "full_attention"] * (pattern // 2)
     try:
         return cls(**{**kwargs, **overrides})
     except Exception:
