@@ -1,7 +1,13 @@
-"""Command line: ``python -m posenc_lib plan CONFIG.json``.
+"""Command line: ``python -m posenc_lib plan CONFIG``.
 
-Prints what every attention layer of the model does with position (RoPE base and type, rotary
-share, NoPE, ALiBi, windows, chunks, query scales), with layer ranges collapsed.
+Prints what every attention layer of the model does with position: kind (RoPE, NoPE, ALiBi, or
+a hybrid's layer without attention), base, rotary dims and pairing, scaling with its factors,
+cos/sin attention factor, window or chunk, causal or bidirectional, qk-norm; layer ranges
+collapsed. CONFIG is a ``config.json``, a model folder, or a Hub model id (transformers reads it
+with ``AutoConfig.from_pretrained``; needs a network). With transformers installed the config is
+read through the model's own config class, so every default is the model's; notes say what was
+unwrapped or defaulted. ``--json`` prints the plan for machines. Broken input: one line on
+stderr naming the file and the problem, exit status 2.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ import argparse
 import json
 import sys
 
-from .architectures import format_plan, position_plan
+from .architectures import format_plan, load_config, position_plan
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,19 +27,31 @@ def main(argv: list[str] | None = None) -> int:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     plan = commands.add_parser("plan", help="print a model's per-layer position plan")
-    plan.add_argument("config", help="path to a config.json")
+    plan.add_argument("config", help="a config.json, a model folder, or a Hub model id")
     plan.add_argument("--seq-len", type=int, default=None,
-                      help="current length (dynamic NTK, LongRoPE's long/short switch)")
+                      help="current length (dynamic NTK base, LongRoPE's long/short switch)")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     args = parser.parse_args(argv)
     try:
-        with open(args.config, encoding="utf-8") as f:
-            config = json.load(f)
+        config = load_config(args.config)
         layers = position_plan(config, seq_len=args.seq_len)
     except (OSError, ValueError, TypeError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        message = " ".join(str(err).split())
+        if not message.startswith(str(args.config)):
+            message = f"{args.config}: {message}"
+        print(f"error: {message}", file=sys.stderr)
         return 2
-    title = f"{config.get('model_type')}: {len(layers)} layers"
-    print(format_plan(layers, title=title))
+    if args.json:
+        print(json.dumps({
+            "source": str(args.config), "model_type": layers.model_type,
+            "seq_len": args.seq_len, "notes": layers.notes,
+            "layers": [entry.to_dict() for entry in layers],
+        }, indent=1))
+        return 0
+    title = f"{layers.model_type}: {len(layers)} layers"
+    lines = [format_plan(layers, title=title)]
+    lines += [f"note: {note}" for note in layers.notes]
+    print("\n".join(lines))
     return 0
 
 

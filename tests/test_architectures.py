@@ -207,7 +207,7 @@ def test_windows_chunks_and_sinks_match_the_layers(model_type: str) -> None:
 
 
 def test_llama4_query_scale_is_the_model_s() -> None:
-    """On NoPE layers Llama 4 multiplies q by log1p(floor((p+1)/floor_scale))·attn_scale + 1."""
+    """On NoPE layers Llama 4 multiplies q by log1p(floor((m+1)/floor_scale))·attn_scale + 1."""
     config, model = _tiny("llama4_text")
     plan = position_plan(config)
     nope = [e for e in plan if e.kind == "nope"]
@@ -283,17 +283,21 @@ def test_alibi_plans_carry_the_model_s_slopes(model_type: str) -> None:
 
 
 def test_every_supported_type_is_checked() -> None:
-    wrappers = {"gemma3", "gemma4", "llama4"}
+    wrappers = {"gemma3", "gemma4", "llama4", "mistral3"}
     untested = (set(SUPPORTED_MODEL_TYPES) - set(TINY) - set(ALIBI_TINY) - wrappers
                 - {f"{t}_text" for t in MROPE_TINY} - set(MROPE_TINY))
     assert not untested, untested
 
 
 def test_unknown_model_type_is_named() -> None:
-    with pytest.raises(ValueError, match="'bert'"):
-        position_plan({"model_type": "bert", "num_hidden_layers": 2})
+    with pytest.raises(ValueError, match="'not_a_model'"):
+        position_plan({"model_type": "not_a_model", "num_hidden_layers": 2})
     with pytest.raises(TypeError, match="config"):
         position_plan(["llama"])
+    # BERT's attention adds no position (it enters as learned embeddings before layer 0): said.
+    bert = position_plan({"model_type": "bert", "num_hidden_layers": 2})
+    assert [e.kind for e in bert] == ["nope", "nope"] and all(e.bidirectional for e in bert)
+    assert any("no rotary module" in note for note in bert.notes)
 
 
 def test_no_rope_layers_one_means_rope_is_applied() -> None:
@@ -326,9 +330,15 @@ def test_collapse_ranges_and_table() -> None:
               "rope_scaling": {"rope_type": "linear", "factor": 8.0}}
     text = format_plan(position_plan(config))
     assert text.splitlines() == [
-        "layers 0–4, 6–10  RoPE base 10 000, half, window 1 024",
-        "layers 5, 11      RoPE base 1 000 000 linear, half",
+        "layers 0–4, 6–10  RoPE base 10 000, rotary 256 of 256, half, window 1 024, causal, "
+        "qk-norm",
+        "layers 5, 11      RoPE base 1 000 000, rotary 256 of 256, half, linear ×8, causal, "
+        "qk-norm",
     ]
+    # A pattern whose last run is cut short by the layer count still shortens (Gemma 3 27B).
+    sliding62 = [i for i in range(62) if (i + 1) % 6]
+    assert collapse_ranges(sliding62) == "0–4, 6–10, …, 60–61"
+    assert collapse_ranges([0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 14]) == "0–2, 4–6, 8–10, 12, 14"
 
 
 def test_query_scale_forms() -> None:
@@ -356,7 +366,8 @@ def test_cli_prints_the_plan(tmp_path: Path) -> None:
                                 "sliding_window": 4096, "rope_theta": 50000.0}))
     out = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(path)],
                          capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout
-    assert "layers 0–2, 4–6  RoPE base 50 000, interleaved, window 4 096" in out
+    assert ("layers 0–2, 4–6  RoPE base 50 000, rotary 128 of 128, interleaved, window 4 096, "
+            "causal") in out
     assert "layers 3, 7" in out and "NoPE" in out
     vl = tmp_path / "qwen3_vl.json"
     vl.write_text(json.dumps({"model_type": "qwen3_vl", "text_config": {
@@ -364,13 +375,13 @@ def test_cli_prints_the_plan(tmp_path: Path) -> None:
         "rope_theta": 5e6, "rope_scaling": {"mrope_section": [24, 20, 20]}}}))
     out = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(vl)],
                          capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout
-    assert ("layers 0–3  RoPE base 5 000 000, M-RoPE (t,h,w sections 24/20/20, interleaved), "
-            "half") in out
+    assert ("layers 0–3  RoPE base 5 000 000, rotary 128 of 128, M-RoPE (t,h,w sections 24/20/20, "
+            "interleaved), half") in out
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 2}))
+    bad.write_text(json.dumps({"model_type": "not_a_model", "num_hidden_layers": 2}))
     run = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(bad)],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert run.returncode == 2 and "'bert'" in run.stderr
+    assert run.returncode == 2 and "'not_a_model'" in run.stderr
 
 
 # --- presets and the transformers 5 config blocks -------------------------------------------------
@@ -664,3 +675,187 @@ def test_mrope_plan_reproduces_what_each_layer_does_to_q_and_k(model_type: str) 
         if entry.mrope_section != (2, 3, 3):  # [2, 3, 3] cannot be dealt out t, h, w, t, …
             other = dataclasses.replace(entry, mrope_interleaved=not entry.mrope_interleaved)
             assert not torch.allclose(q1, other.rotate(q0, shift), atol=1e-3)
+
+
+# --- the census, published configs and the command line on broken input -------------------------
+
+from posenc_lib.architectures import _resolve, hf_check  # noqa: E402
+from posenc_lib.architectures.published import PUBLISHED_CONFIGS, published_config  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "configs"
+CENSUS = hf_check.census_types()
+
+
+@pytest.mark.parametrize("model_type", CENSUS)
+def test_census_plan_is_what_the_layers_do(model_type: str) -> None:
+    """Every text model type with a rotary module: the plan is right, or refused by name.
+
+    A tiny random model of the type is built from its config class (small sizes on the class
+    defaults); per attention layer the plan must predict the shift of q and k, the cos/sin the
+    layer receives (frequencies, rotary dims, attention factor) and the mask (window, chunk,
+    causal or bidirectional). A tiny model transformers cannot build or whose attention bypasses
+    the attention interface is skipped (not counted as covered).
+    """
+    torch.set_num_threads(1)
+    result = hf_check.check_type(model_type)
+    if result.status in ("not built", "not captured"):
+        pytest.skip(f"{model_type}: {result.status} ({result.detail})")
+    if result.status == "refused":
+        assert model_type in result.detail or "config" in result.detail, result.detail
+        return
+    assert result.status == "covered", f"{model_type}: {result.detail}"
+
+
+def test_census_checks_the_attention_factor_and_the_window() -> None:
+    """The census check fails a gpt-oss plan with factor 1 for 1.347, or without its window."""
+    config, model = tiny_model_for("gpt_oss")
+    plan = position_plan(config)
+    assert hf_check.plan_problems(plan, config, model) == []
+    assert plan[0].attention_factor == pytest.approx(0.1 * math.log(32) + 1, rel=1e-6)
+    no_factor = [dataclasses.replace(e, attention_factor=1.0) for e in plan]
+    assert any("factor" in p for p in hf_check.plan_problems(no_factor, config, model))
+    no_window = [dataclasses.replace(e, window=None) for e in plan]
+    assert any("mask" in p for p in hf_check.plan_problems(no_window, config, model))
+    causal = [dataclasses.replace(e, bidirectional=True) for e in plan]
+    assert any("mask" in p for p in hf_check.plan_problems(causal, config, model))
+
+
+def tiny_model_for(model_type: str, **overrides: Any) -> tuple[Any, Any]:
+    config = hf_check.tiny_config(model_type, **overrides)
+    return config, hf_check._capturing_model(config)
+
+
+def test_embeddinggemma_is_bidirectional_with_the_model_s_window() -> None:
+    result = hf_check.check_type("gemma3_text", use_bidirectional_attention=True)
+    assert result.status == "covered", result.detail
+    config, _ = tiny_model_for("gemma3_text", use_bidirectional_attention=True)
+    local = position_plan(config)[0]
+    assert local.bidirectional and local.window == 8 // 2 + 1
+    assert local.visible_keys(20)[10].nonzero().flatten().tolist() == list(range(6, 15))
+
+
+def test_fixtures_are_the_published_configs() -> None:
+    names = {
+        "gemma-3-27b-it.json": "Gemma 3 27B", "gemma-3-4b-it.json": "Gemma 3 4B",
+        "gemma-3-12b-it.json": "Gemma 3 12B",
+        "embeddinggemma-300m.json": "EmbeddingGemma", "kimi-k2-instruct.json": "Kimi K2",
+        "qwen3-next-80b-a3b-instruct.json": "Qwen3-Next-80B-A3B",
+        "mistral-7b-v0.1.json": "Mistral 7B v0.1", "phi-3.5-mini-instruct.json": "Phi-3.5-mini",
+        "gpt-oss-20b.json": "gpt-oss-20b",
+    }
+    assert sorted(p.name for p in FIXTURES.glob("*.json")) == sorted(names)
+    for file, name in names.items():
+        assert json.loads((FIXTURES / file).read_text()) == PUBLISHED_CONFIGS[name][1], file
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "posenc_lib", "plan", *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+def test_published_configs_print_the_model_s_plan() -> None:
+    """Regression: each published config's printed plan, as transformers resolves it."""
+    out = {f.stem: _cli(str(f)).stdout for f in FIXTURES.glob("*.json")}
+    g27 = out["gemma-3-27b-it"].splitlines()
+    assert g27[1] == ("layers 0–4, 6–10, …, 60–61       RoPE base 10 000, rotary 128 of 128, "
+                      "half, window 1 024, causal, qk-norm")
+    assert g27[2] == ("layers 5, 11, …, 59 (every 6th)  RoPE base 1 000 000, rotary 128 of "
+                      "128, half, linear ×8, causal, qk-norm")
+    assert "'gemma3' wraps a text model" in out["gemma-3-27b-it"]
+    assert "rotary 256 of 256" in out["gemma-3-4b-it"] and "34 layers" in out["gemma-3-4b-it"]
+    assert "window |m−n| < 257, bidirectional" in out["embeddinggemma-300m"]
+    kimi = out["kimi-k2-instruct"]
+    assert "read as 'deepseek_v3'" in kimi and "yarn ×32, β 1/1, original 4 096" in kimi
+    assert "rotary 64 of 192, interleaved" in kimi and "softmax scale × 1.813" in kimi
+    qn = out["qwen3-next-80b-a3b-instruct"]
+    assert "no attention (linear_attention layer): no position" in qn
+    assert "layers 3, 7, …, 47 (every 4th)  RoPE base 10 000 000, rotary 64 of 256" in qn
+    assert "layers 0–31  RoPE base 10 000, rotary 128 of 128, half, window 4 096" in out[
+        "mistral-7b-v0.1"]
+    assert "longrope short factors (L ≤ 4 096; pass --seq-len for longer), cos/sin × 1.19" in out[
+        "phi-3.5-mini-instruct"]
+    assert "longrope long factors (L = 5000 > 4 096)" in _cli(
+        str(FIXTURES / "phi-3.5-mini-instruct.json"), "--seq-len", "5000").stdout
+    oss = out["gpt-oss-20b"]
+    assert "yarn ×32, β 32/1, original 4 096, no truncation, cos/sin × 1.347, window 128" in oss
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_CONFIGS))
+def test_published_plans_agree_with_the_library_s_own_formulas(name: str, monkeypatch) -> None:
+    """Two implementations: the model's rotary module (default) and posenc_lib's float64
+    formulas (transformers hidden), fed the complete config the model class resolves."""
+    with_hf = position_plan(published_config(name))
+    complete = _resolve.resolve(published_config(name)).cfg
+    monkeypatch.setattr(_resolve, "transformers_or_none", lambda: None)
+    if complete["model_type"] not in SUPPORTED_MODEL_TYPES:
+        with pytest.raises(ValueError, match=repr(complete["model_type"])):
+            position_plan(complete)
+        return
+    if name == "EmbeddingGemma":  # the class halved the window; the raw dict keeps the input
+        complete["use_bidirectional_attention"] = True
+    without = position_plan(complete)
+    assert len(without) == len(with_hf)
+    for a, b in zip(with_hf, without, strict=True):
+        assert (a.kind, a.rotary_dim, a.convention, a.window) == (
+            b.kind, b.rotary_dim, b.convention, b.window), (name, a.layer)
+        if a.kind == "rope":
+            torch.testing.assert_close(a.inv_freq, b.inv_freq, rtol=2e-6, atol=0)
+            assert a.attention_factor == pytest.approx(b.attention_factor, rel=1e-6)
+
+
+def test_without_transformers_a_missing_key_is_refused_or_named(monkeypatch) -> None:
+    monkeypatch.setattr(_resolve, "transformers_or_none", lambda: None)
+    with pytest.raises(ValueError, match="no rope_theta"):
+        position_plan(published_config("Gemma 3 27B"))
+    plan = position_plan({"model_type": "gemma2", "num_hidden_layers": 4, "head_dim": 16,
+                          "rope_theta": 1e4})
+    assert any("sliding_window" in note for note in plan.notes)
+    assert any("transformers is not installed" in note for note in plan.notes)
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    (b"", "the file is empty"),
+    (b"not json", "not valid JSON"),
+    ("{}".encode("utf-16"), "UTF-16"),
+    (b"[1, 2]", "must be an object"),
+    (b'{"model_type": "llama", "rope_theta": null}', "rope_theta must be a number > 0, got None"),
+    (b'{"model_type": "llama", "rope_theta": "1e4"}', "rope_theta must be a number > 0, got '1e4'"),
+    (b'{"model_type": "llama", "rope_scaling": {"rope_type": "yarn"}}', "has no 'factor'"),
+    (b'{"model_type": "gemma3", "text_config": {"rope_theta": -1}}', "text_config.rope_theta"),
+])
+def test_cli_names_the_file_and_the_problem(tmp_path: Path, content: bytes, problem: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(content)
+    run = _cli(str(path))
+    assert run.returncode == 2 and run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and problem in lines[0], run.stderr
+
+
+def test_cli_reads_folders_and_prints_json(tmp_path: Path) -> None:
+    assert "no such file" in _cli(str(tmp_path / "missing.json")).stderr
+    assert "folder has no config.json" in _cli(str(tmp_path)).stderr
+    (tmp_path / "config.json").write_text(json.dumps(published_config("gpt-oss-20b")))
+    assert "gpt_oss: 24 layers" in _cli(str(tmp_path)).stdout
+    data = json.loads(_cli(str(tmp_path), "--json").stdout)
+    assert data["model_type"] == "gpt_oss" and len(data["layers"]) == 24
+    first = data["layers"][0]
+    assert first["window"] == 128 and first["bidirectional"] is False
+    assert first["attention_factor"] == pytest.approx(0.1 * math.log(32) + 1, rel=1e-6)
+    assert len(first["inv_freq"]) == 32
+
+
+def test_seq_len_picks_the_dynamic_ntk_table() -> None:
+    """--seq-len runs the model's rotary module at that length: dynamic NTK's grown base, as the
+    library's own formula computes it; without it the plan says the table is the static one."""
+    from posenc_lib.extension import extended_rope
+
+    cfg = {"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 64,
+           "num_attention_heads": 4, "max_position_embeddings": 64,
+           "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}
+    static, grown = position_plan(cfg)[0], position_plan(cfg, seq_len=2000)[0]
+    want, _ = extended_rope("dynamic", dim=16, base=1e4, factor=2.0, original_max_position=64,
+                            seq_len=2000)
+    torch.testing.assert_close(grown.inv_freq, want, rtol=1e-6, atol=0)
+    assert not torch.allclose(static.inv_freq, grown.inv_freq, rtol=1e-2)
+    assert "pass --seq-len" in static.describe() and "L = 2000" in grown.describe()

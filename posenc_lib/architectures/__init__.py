@@ -1,16 +1,21 @@
 """The position inspector: what each attention layer of a real model does with position.
 
-:func:`position_plan` reads a transformers config (object or ``config.json`` dict) and returns one
-:class:`LayerPosition` per layer: RoPE (M-RoPE for the Qwen-VL language models, with the axis
-each frequency pair reads), NoPE or ALiBi, the inverse frequencies and where they apply, the
-cos/sin attention factor, a position-dependent query scale, the sliding window or attention chunk.
-:func:`format_plan` prints it with layer ranges collapsed, as
-``python -m posenc_lib plan CONFIG.json`` does. Every supported ``model_type`` is checked against a
-tiny random model of its own transformers class in ``tests/test_architectures.py``.
+:func:`position_plan` reads a transformers config (object or ``config.json`` dict) the way the
+model does — with transformers installed, through the model's own config class (every default
+filled, a multimodal wrapper unwrapped) and its rotary module — and returns a :class:`Plan`, one
+:class:`LayerPosition` per layer: RoPE (M-RoPE for the Qwen-VL language models), NoPE, ALiBi or a
+hybrid's layer without attention; the inverse frequencies and where they apply, the scaling and
+its factors, the cos/sin attention factor, a position-dependent query scale, the window or chunk,
+causal or bidirectional, qk-norm. :func:`format_plan` prints it with layer ranges collapsed, as
+``python -m posenc_lib plan CONFIG`` does (a file, a model folder or a Hub id; ``--json``).
+:func:`load_config` reads a file with one-line errors. ``tests/test_architectures.py`` holds the
+plan of every text model type with a rotary module in the installed transformers against a tiny
+random model of it (:mod:`posenc_lib.architectures.hf_check`).
 """
 
-from ._families import SUPPORTED_MODEL_TYPES, position_plan
+from ._families import SUPPORTED_MODEL_TYPES, Plan, position_plan
 from ._plan import KINDS, LayerPosition, QueryScale, proportional_inv_freq
+from ._resolve import check_config_dict, load_config
 from ._table import collapse_ranges, format_plan
 from ._temperature import TEMPERATURE_FORMS, logit_multiplier
 
@@ -19,9 +24,12 @@ __all__ = [
     "SUPPORTED_MODEL_TYPES",
     "TEMPERATURE_FORMS",
     "LayerPosition",
+    "Plan",
     "QueryScale",
+    "check_config_dict",
     "collapse_ranges",
     "format_plan",
+    "load_config",
     "logit_multiplier",
     "position_plan",
     "proportional_inv_freq",

@@ -15,13 +15,13 @@ from typing import Any
 
 import torch
 
-from .._validation import MAX_PYTHON_ITEMS, _describe, check_int
+from .._validation import MAX_PYTHON_ITEMS, check_int
 from ..alibi import alibi_slopes
 from ..extension import extended_rope
 from ..rope import partial_rotary_dim
 from ._plan import LayerPosition, QueryScale, proportional_inv_freq
 
-__all__ = ["SUPPORTED_MODEL_TYPES", "position_plan"]
+__all__ = ["SUPPORTED_MODEL_TYPES", "TEXT_TYPES", "Plan", "position_plan"]
 
 # transformers rope_type -> posenc_lib.extension method.
 _METHODS = {
@@ -148,37 +148,61 @@ _FAMILIES: dict[str, _Family] = {
     "mpt": _Family(alibi=True, window_types=()),
 }
 
-# Multimodal wrappers whose text model is a supported type.
-_TEXT_TYPES = {
+# Multimodal wrappers whose text model is a supported type (read without transformers; with it,
+# ``get_text_config`` unwraps any wrapper).
+TEXT_TYPES = {
     "gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text",
     "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "qwen3_vl": "qwen3_vl_text",
+    "mistral3": "ministral3",
 }
 
-#: The ``model_type`` values :func:`position_plan` reads.
-SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted({*_FAMILIES, *_TEXT_TYPES}))
+#: The ``model_type`` values with a family row of their own (read even without transformers);
+#: with transformers installed, :func:`position_plan` also reads every other text model type
+#: whose attention layers it can describe from the config object and the model's rotary module.
+SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted({*_FAMILIES, *TEXT_TYPES}))
+
+# Layer types of a hybrid's layers that are not attention (linear attention, Mamba, conv,
+# recurrent): they carry no position encoding. Any other type naming attention is attention.
+_NOT_ATTENTION = ("linear_attention",)
 
 
-def _as_dict(config: object) -> dict[str, Any]:
-    if isinstance(config, Mapping):
-        cfg = dict(config)
-    elif hasattr(config, "to_dict") and callable(config.to_dict):
-        cfg = dict(config.to_dict())
-    else:
-        raise TypeError(
-            "config must be a transformers config object or a config.json dict, "
-            f"got {_describe(config)}"
-        )
-    model_type = cfg.get("model_type")
-    if not isinstance(model_type, str):
-        raise ValueError(f"config has no model_type string, got {model_type!r}")
-    if model_type in _TEXT_TYPES:
-        text = cfg.get("text_config")
-        if isinstance(text, Mapping):
-            cfg = dict(text)
-            cfg.setdefault("model_type", _TEXT_TYPES[model_type])
-        else:
-            cfg["model_type"] = _TEXT_TYPES[model_type]
-    return cfg
+def _is_attention(layer_type: str) -> bool:
+    # "hybrid" (Zamba 2, Falcon-H1): attention beside a Mamba mixer in the same layer.
+    return layer_type in ("attention", "hybrid") or (
+        layer_type.endswith("attention") and layer_type not in _NOT_ATTENTION
+    )
+
+
+# Types whose attention applies RoPE on windowed layers only once windows are configured (read
+# from their modelling code in transformers 5.25: ``if self.sliding_window is None or
+# self.is_sliding``, ``force_rope``, ``position_embeddings if layer_type == "sliding_attention"``).
+_SLIDING_ROPE_ONLY = ("afmoe", "cohere2_moe", "exaone4", "exaone_moe", "lara_mini")
+
+
+class Plan(list):  # type: ignore[type-arg]
+    """A list of :class:`LayerPosition`, one per layer, with what the reader should know.
+
+    Attributes
+    ----------
+    model_type : str
+        The text model's type.
+    notes : list of str
+        Wrappers unwrapped, types read as another, keys defaulted (without transformers).
+    config : dict
+        The text model's config as read (with transformers: every default filled by its class),
+        e.g. for ``num_key_value_heads`` when sizing a KV cache.
+    """
+
+    model_type: str = ""
+    notes: list[str]
+    config: dict[str, Any]
+
+    def __init__(self, layers: list[LayerPosition], model_type: str, notes: list[str],
+                 config: dict[str, Any] | None = None) -> None:
+        super().__init__(layers)
+        self.model_type = model_type
+        self.notes = list(notes)
+        self.config = dict(config or {})
 
 
 def _first(cfg: Mapping[str, Any], *names: str, default: Any = None) -> Any:
@@ -198,8 +222,13 @@ def _head_dim(cfg: dict[str, Any]) -> int:
     return int(hidden) // int(heads)
 
 
-def _rope_block(cfg: dict[str, Any], family: _Family, layer_type: str) -> dict[str, Any]:
-    """The layer type's ``rope_parameters`` with ``rope_type``, ``rope_theta`` filled in."""
+def _rope_block(
+    cfg: dict[str, Any], family: _Family, layer_type: str, defaulted: list[str] | None = None,
+) -> dict[str, Any]:
+    """The layer type's ``rope_parameters`` with ``rope_type``, ``rope_theta`` filled in.
+
+    ``defaulted`` (reading a raw dict without transformers) collects the keys filled in.
+    """
     params = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
     params = dict(params)
     nested = any(isinstance(v, Mapping) for v in params.values())
@@ -209,16 +238,25 @@ def _rope_block(cfg: dict[str, Any], family: _Family, layer_type: str) -> dict[s
         # A transformers 4 config.json: its rope_scaling is for the global layers only (Gemma 3,
         # OLMo 3); Gemma 3's local layers take rope_local_base_freq.
         if layer_type != "full_attention":
-            theta = _first(cfg, "rope_local_base_freq", default=10000.0)
             if cfg.get("model_type") == "olmo3":
-                theta = _first(cfg, "rope_theta", default=family.theta)
+                theta = _needs(cfg, defaulted, "rope_theta", family.theta)
+            else:
+                theta = _needs(cfg, defaulted, "rope_local_base_freq", 10000.0)
             params = {"rope_type": "default", "rope_theta": theta}
     if "rope_type" not in params:
         params["rope_type"] = params.get("type", "default")
     if params["rope_type"] == "mrope":  # transformers 4 Qwen-VL configs: plain RoPE frequencies
         params["rope_type"] = "default"
     if "rope_theta" not in params:
-        params["rope_theta"] = _first(cfg, "rope_theta", "rotary_emb_base", default=family.theta)
+        params["rope_theta"] = _first(cfg, "rope_theta", "rotary_emb_base")
+        if params["rope_theta"] is None:
+            if defaulted is not None:
+                raise ValueError(
+                    f"config of model_type {cfg.get('model_type')!r} has no rope_theta; "
+                    "transformers (not installed) would fill the model class's default: "
+                    "install transformers or add it"
+                )
+            params["rope_theta"] = family.theta
     if "partial_rotary_factor" not in params:
         partial = _first(cfg, "partial_rotary_factor", "rotary_pct")
         if partial is None and cfg.get("model_type") == "gpt_neox":
@@ -238,10 +276,18 @@ def _rope_block(cfg: dict[str, Any], family: _Family, layer_type: str) -> dict[s
 
 def _rope_entry_fields(
     cfg: dict[str, Any], family: _Family, layer_type: str, head_dim: int, seq_len: int | None,
+    table: tuple[torch.Tensor, float] | None = None, defaulted: list[str] | None = None,
 ) -> dict[str, Any]:
-    params = _rope_block(cfg, family, layer_type)
+    """RoPE fields of a layer: from the model's rotary module (``table``) when given."""
+    params = _rope_block(cfg, family, layer_type, defaulted)
     rope_type = params["rope_type"]
     base = float(params["rope_theta"])
+    scaling = _scaling_text(params, seq_len)
+    if table is not None:
+        inv_freq, attention = table
+        rotary_dim = head_dim if rope_type == "proportional" else 2 * int(inv_freq.shape[0])
+        return dict(rope_type=rope_type, base=base, rotary_dim=rotary_dim, inv_freq=inv_freq,
+                    attention_factor=float(attention), scaling=scaling)
     partial = float(params.get("partial_rotary_factor", 1.0))
     if cfg.get("model_type") == "gptj":
         rotary_dim = int(cfg.get("rotary_dim") or head_dim)
@@ -254,7 +300,7 @@ def _rope_entry_fields(
         inv_freq = proportional_inv_freq(head_dim, base, partial) / float(factor or 1.0)
         return dict(
             rope_type=rope_type, base=base, rotary_dim=rotary_dim, inv_freq=inv_freq,
-            attention_factor=1.0,
+            attention_factor=1.0, scaling=scaling,
         )
     if rope_type not in _METHODS:
         raise ValueError(
@@ -268,6 +314,12 @@ def _rope_entry_fields(
     options: dict[str, Any] = {}
     if rope_type == "yarn":
         options = {k: params[k] for k in _YARN_OPTIONS if params.get(k) is not None}
+        fast, slow = options.get("beta_fast", 32.0), options.get("beta_slow", 1.0)
+        if float(fast) == float(slow):
+            # Kimi K2 (beta_fast = beta_slow = 1): transformers accepts it (its ramp widens an
+            # empty range by 0.001). Rounded to whole pair indices the two correction points
+            # then straddle the same index as with fast a hair above slow.
+            options["beta_fast"] = float(fast) * (1 + 1e-12)
         # transformers reads truncate from the top level of rope_parameters
         if params.get("mscale") and params.get("mscale_all_dim"):
             options["mscale"] = params["mscale"]
@@ -286,7 +338,7 @@ def _rope_entry_fields(
     )
     return dict(
         rope_type=rope_type, base=base, rotary_dim=rotary_dim, inv_freq=inv_freq,
-        attention_factor=float(attention),
+        attention_factor=float(attention), scaling=scaling,
     )
 
 
@@ -299,42 +351,179 @@ def _mscale_squared(params: Mapping[str, Any], cfg: dict[str, Any]) -> float:
     return m * m
 
 
-def position_plan(config: object, *, seq_len: int | None = None) -> list[LayerPosition]:
-    """What every attention layer of a model does with position, read from its config.
+def _needs(cfg: dict[str, Any], defaulted: list[str] | None, key: str, value: Any) -> Any:
+    """``cfg[key]`` or ``value``; without transformers, a defaulted key is written down."""
+    if cfg.get(key) is not None:
+        return cfg[key]
+    if defaulted is not None and value is not None:
+        defaulted.append(f"{key} = {value!r}")
+    return value
+
+
+def _rope_per_type(cfg: dict[str, Any], i: int, layer_type: str) -> bool:
+    """A nested ``rope_parameters`` whose block for this layer type is None: a NoPE layer."""
+    params = cfg.get("rope_parameters")
+    return not (isinstance(params, Mapping) and layer_type in params and params[layer_type] is None)
+
+
+def _rope_where_theta(cfg: dict[str, Any], i: int, layer_type: str) -> bool:
+    """``layer_rope_theta[i]`` zero or None: a NoPE layer."""
+    return bool(cfg["layer_rope_theta"][i])
+
+
+def _sliding_rope(cfg: dict[str, Any], i: int, layer_type: str) -> bool:
+    """RoPE on windowed layers only, once the model has windows (EXAONE 4, Command A MoE…)."""
+    return layer_type == "sliding_attention" or not cfg.get("sliding_window") or bool(
+        cfg.get("force_rope")
+    )
+
+
+def _generic_family(model_type: str, cfg: dict[str, Any], layer_types: list[str]) -> _Family:
+    """A family row read from the config and the modelling module (transformers installed)."""
+    from ._rotary import pairing_convention
+
+    convention = pairing_convention(model_type) or "half"
+    uses_rope: _LayerRule | None = None
+    if cfg.get("no_rope_layers"):
+        uses_rope = _flagged
+    elif isinstance(cfg.get("layer_rope_theta"), list):
+        uses_rope = _rope_where_theta
+    elif model_type in _SLIDING_ROPE_ONLY:
+        uses_rope = _sliding_rope
+    elif isinstance(cfg.get("rope_parameters"), Mapping) and any(
+        v is None for v in cfg["rope_parameters"].values()
+    ):
+        uses_rope = _rope_per_type
+    if "sliding_attention" in layer_types or cfg.get("layer_types"):
+        window_types: tuple[str, ...] | None = ("sliding_attention",)
+    elif cfg.get("sliding_window") and cfg.get("use_sliding_window", True) is not False:
+        window_types = None
+    else:
+        window_types = ()
+    return _Family(convention=convention, uses_rope=uses_rope, window_types=window_types)
+
+
+def _hybrid_layer_types(cfg: dict[str, Any], n: int) -> list[str] | None:
+    """Layer kinds of hybrids that do not list ``layer_types`` (Jamba, Bamba, Zamba, Nemotron-H)."""
+    blocks = cfg.get("layers_block_type")
+    if isinstance(blocks, list) and len(blocks) == n:
+        return ["full_attention" if b in ("attention", "hybrid", "*") else str(b) for b in blocks]
+    period, offset = cfg.get("attn_layer_period"), cfg.get("attn_layer_offset")
+    if period and offset is not None:
+        return ["full_attention" if i % int(period) == int(offset) else "mamba" for i in range(n)]
+    indices = cfg.get("attn_layer_indices")
+    if isinstance(indices, list):
+        return ["full_attention" if i in indices else "mamba" for i in range(n)]
+    return None
+
+
+def _bidirectional(cfg: dict[str, Any], model_type: str, hf: Any) -> bool:
+    """Encoders, EmbeddingGemma (``use_bidirectional_attention``), Gemma 4's ``"all"``."""
+    flag = cfg.get("use_bidirectional_attention")
+    if flag is True or flag == "all" or cfg.get("is_causal") is False:
+        return True
+    if hf is None:
+        return False
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    if model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not cfg.get("is_decoder"):
+        return True
+    from ._rotary import builds_only_bidirectional_masks
+
+    return builds_only_bidirectional_masks(model_type)
+
+
+def _scaling_text(params: Mapping[str, Any], seq_len: int | None) -> str | None:
+    """The rope block's scaling in words, with its factors and the table in use."""
+    kind = params.get("rope_type", "default")
+    factor = params.get("factor")
+    original = params.get("original_max_position_embeddings")
+    orig = "?" if original is None else f"{int(original):,}".replace(",", " ")
+    if kind in (None, "default"):
+        return None
+    if kind == "linear":
+        return f"linear ×{float(factor):g}"
+    if kind == "dynamic":
+        at = f"base at L = {seq_len}" if seq_len else "static table: pass --seq-len"
+        return f"dynamic NTK ×{float(factor):g} ({at})"
+    if kind == "yarn":
+        text = (f"yarn ×{float(factor or 0):g}, β {float(params.get('beta_fast') or 32):g}/"
+                f"{float(params.get('beta_slow') or 1):g}, original {orig}")
+        if params.get("truncate") is False:
+            text += ", no truncation"
+        return text
+    if kind == "llama3":
+        return (f"llama3 ×{float(factor):g}, low/high {float(params.get('low_freq_factor', 1)):g}"
+                f"/{float(params.get('high_freq_factor', 4)):g}, original {orig}")
+    if kind == "longrope":
+        if seq_len is None:
+            return f"longrope short factors (L ≤ {orig}; pass --seq-len for longer)"
+        long = original is not None and seq_len > int(original)
+        sign = ">" if long else "≤"
+        return f"longrope {'long' if long else 'short'} factors (L = {seq_len} {sign} {orig})"
+    if kind == "proportional":
+        return None if factor in (None, 1, 1.0) else f"proportional ×{float(factor):g}"
+    return str(kind)
+
+
+#: Types whose attention the plan cannot describe yet (checked in transformers 5.25), with why.
+REFUSED_TYPES: dict[str, str] = {
+    "nanochat": "its rotate_half turns pairs the other way (cat(x2, -x1)), which the plan's "
+    "conventions do not express",
+    "deepseek_v4": "its compressed attention layers build keys the plan does not model",
+    "hrm_text": "its recurrent reasoning modules reuse attention layers out of order",
+    "recurrent_gemma": "its block types and layer_types disagree in transformers' config",
+    "moshi": "its depth decoder's attention takes no rotary embedding from the model",
+    "doge": "its dynamic-mask attention is not a window the plan can state",
+    "flint": "its windowed and global layers use position in ways not yet read from its code",
+    "codegen": "its fused q/k/v projection is split per model-parallel shard before the "
+    "rotation, which the plan has not been checked against",
+}
+
+
+def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
+    """What every attention layer of a model does with position, read as the model reads it.
+
+    With transformers installed the config is the model's own config object
+    (:func:`~posenc_lib.architectures._resolve.resolve`: defaults filled by the model class, a
+    multimodal wrapper unwrapped to its text model), and the frequencies and cos/sin factor are
+    read from the model's rotary module. Without transformers the dict is read as written; a
+    RoPE config without ``rope_theta`` is refused and every other defaulted key is listed in
+    :attr:`Plan.notes`.
 
     Parameters
     ----------
     config : transformers config or dict
         A ``PretrainedConfig`` or the dict of a ``config.json`` (transformers 4 ``rope_scaling``
-        or 5 ``rope_parameters``, flat or nested per layer type; a multimodal config's
-        ``text_config`` is read). ``model_type`` must be one of :data:`SUPPORTED_MODEL_TYPES`.
+        or 5 ``rope_parameters``, flat or nested per layer type). A dict is rebuilt by its model
+        class: pass a config object, not ``to_dict()`` output, for EmbeddingGemma-style models
+        whose class rewrites the window.
     seq_len : int, optional
         Current length, for the two length-dependent types: ``dynamic`` (NTK base grows past the
         training length) and ``longrope`` (long factors past it, short ones otherwise).
 
     Returns
     -------
-    list of LayerPosition
-        One entry per layer, in order.
+    Plan
+        One :class:`LayerPosition` per layer, in order; ``.notes`` and ``.model_type``.
 
     Raises
     ------
     ValueError
-        An unknown ``model_type`` (named in the message), a missing layer count or head size, a
-        ``rope_type`` the library does not know, a ``no_rope_layers`` of the wrong length.
+        A type that cannot be described (named in the message), a missing layer count or head
+        size, a ``rope_type`` the library does not know, a bad ``rope_theta`` or YaRN block.
     TypeError
         ``config`` is neither a dict nor a config object.
     """
-    cfg = _as_dict(config)
-    model_type = cfg["model_type"]
-    if model_type not in _FAMILIES:
-        raise ValueError(
-            f"model_type {model_type!r} is not supported by position_plan; supported: "
-            f"{', '.join(SUPPORTED_MODEL_TYPES)}"
-        )
+    from ._resolve import resolve
+    from ._rotary import qk_norm, rotary_module_tables
+
+    resolved = resolve(config)
+    cfg, hf, model_type = dict(resolved.cfg), resolved.hf_config, resolved.model_type
+    notes = list(resolved.notes)
+    defaulted: list[str] | None = None if hf is not None else []
     if seq_len is not None:
         seq_len = check_int(seq_len, "seq_len", minimum=0, what="a non-negative integer")
-    family = _FAMILIES[model_type]
     n = _first(cfg, "num_hidden_layers", "n_layer", "n_layers")
     if n is None:
         raise ValueError(f"config of model_type {model_type!r} has no num_hidden_layers")
@@ -342,39 +531,96 @@ def position_plan(config: object, *, seq_len: int | None = None) -> list[LayerPo
     if n > MAX_PYTHON_ITEMS:
         raise ValueError(f"num_hidden_layers must be <= {MAX_PYTHON_ITEMS}, got {n}")
     cfg["num_hidden_layers"] = n
+    if model_type in REFUSED_TYPES:
+        raise ValueError(
+            f"model_type {model_type!r} cannot be described by position_plan: "
+            f"{REFUSED_TYPES[model_type]}"
+        )
+    family = _FAMILIES.get(model_type)
+    if family is None and hf is None:
+        raise ValueError(
+            f"model_type {model_type!r} is not supported by position_plan without transformers; "
+            f"supported: {', '.join(SUPPORTED_MODEL_TYPES)}"
+        )
     if cfg.get("layer_types"):
-        layer_types = list(cfg["layer_types"])
-    elif family.layer_types is not None:
+        layer_types = [str(t) for t in cfg["layer_types"]]
+    elif family is not None and family.layer_types is not None:
         layer_types = family.layer_types(cfg, n)
     else:
-        layer_types = ["full_attention"] * n
+        layer_types = _hybrid_layer_types(cfg, n) or ["full_attention"] * n
     if len(layer_types) != n:
         raise ValueError(
             f"layer_types must have num_hidden_layers = {n} entries, got {len(layer_types)}"
         )
+    if family is None:
+        family = _generic_family(model_type, cfg, layer_types)
     if family.alibi:
-        return _alibi_plan(cfg, model_type, n, layer_types)
+        return Plan(_alibi_plan(cfg, model_type, n, layer_types), model_type, notes, cfg)
     head_dim = _head_dim(cfg)
+    if cfg.get("qk_rope_head_dim") and cfg.get("qk_nope_head_dim"):  # MLA: every layer's q/k
+        head_dim = int(cfg["qk_nope_head_dim"]) + int(cfg["qk_rope_head_dim"])
+    tables = rotary_module_tables(hf, seq_len) if hf is not None else None
+    has_rope = True
+    if hf is not None and tables is None and model_type not in _FAMILIES and not (
+        _first(cfg, "rope_theta") or _blocks(cfg)
+    ):
+        has_rope = False
+        notes.append("no rotary module and no rope parameters: attention layers add no "
+                     "position (any position enters before the first layer)")
+    kind = cfg.get("position_embedding_type", "rope")
+    if hf is not None and not any(w in str(kind) for w in ("rope", "rotary")):
+        # Granite 4.0 hybrids: position_embedding_type None switches the rotary module off.
+        has_rope = False
+        notes.append(f"position_embedding_type = {kind!r}: attention layers rotate nothing")
     window = cfg.get("sliding_window")
-    if model_type in ("qwen2", "qwen3", "smollm3", "qwen2_vl_text", "qwen2_5_vl_text") and (
-        not cfg.get("use_sliding_window")
+    if window is None and hf is not None:
+        try:  # a property, not a key (ModernBERT: half its local_attention)
+            window = getattr(hf, "sliding_window", None)
+        except Exception:
+            window = None
+        window = window if isinstance(window, int) and not isinstance(window, bool) else None
+    if window is None and defaulted is not None and family.window_types != () and any(
+        family.window_types is None or t in family.window_types for t in layer_types
+    ):
+        defaulted.append("sliding_window = None (no window)")
+    if cfg.get("use_sliding_window") is False or (
+        model_type in ("qwen2", "qwen3", "smollm3", "qwen2_vl_text", "qwen2_5_vl_text")
+        and not cfg.get("use_sliding_window")
     ):
         window = None
+    bidirectional = _bidirectional(cfg, model_type, hf)
+    if bidirectional and window and model_type not in _FAMILIES:
+        # transformers' bidirectional window keeps |m − n| <= sliding_window: W + 1 in the
+        # plan's "|m − n| < window" (Gemma 3's class already stores its window that way).
+        window = int(window) + 1
+    norm = qk_norm(model_type, cfg) if hf is not None else next(
+        (cfg[k] for k in ("use_qk_norm", "qk_layernorm") if isinstance(cfg.get(k), bool)), None
+    )
     plan: list[LayerPosition] = []
     cache: dict[str, dict[str, Any]] = {}
     for i, layer_type in enumerate(layer_types):
+        if not _is_attention(layer_type):
+            plan.append(LayerPosition(layer=i, kind="no_attention", layer_type=layer_type,
+                                      head_dim=head_dim))
+            continue
         layer_head_dim = head_dim
         if model_type == "gemma4_text" and layer_type == "full_attention":
             layer_head_dim = int(_gemma4_override(cfg, i, "head_dim", head_dim))
-        uses_rope = family.uses_rope is None or family.uses_rope(cfg, i, layer_type)
-        entry: dict[str, Any] = dict(layer=i, layer_type=layer_type, head_dim=layer_head_dim)
+        elif isinstance(cfg.get("per_layer_config"), Mapping):  # EmbeddingGemma 2's globals
+            per_layer = cfg["per_layer_config"]
+            override = next((per_layer[k] for k in (i, str(i)) if k in per_layer), None)
+            if isinstance(override, Mapping) and override.get("head_dim"):
+                layer_head_dim = int(override["head_dim"])
+        uses_rope = has_rope and (family.uses_rope is None or family.uses_rope(cfg, i, layer_type))
+        entry: dict[str, Any] = dict(layer=i, layer_type=layer_type, head_dim=layer_head_dim,
+                                     bidirectional=bidirectional, qk_norm=norm)
         if family.window_types is None or layer_type in family.window_types:
             entry["window"] = int(window) if window else None
         if layer_type == "chunked_attention":
             entry["chunk"] = int(cfg["attention_chunk_size"])
         if model_type == "gpt_oss":
             entry["sinks"] = True
-        params = _rope_block(cfg, family, layer_type)
+        params = _rope_block(cfg, family, layer_type, defaulted if uses_rope else None)
         if params.get("llama_4_scaling_beta") is not None:
             entry["query_scale"] = QueryScale(
                 "llama_4_scaling_beta", float(params["llama_4_scaling_beta"]),
@@ -383,21 +629,30 @@ def position_plan(config: object, *, seq_len: int | None = None) -> list[LayerPo
         if not uses_rope:
             if model_type == "llama4_text" and cfg.get("attn_temperature_tuning", True):
                 entry["query_scale"] = QueryScale(
-                    "llama4", float(cfg.get("attn_scale", 0.1)), int(cfg.get("floor_scale", 8192))
+                    "llama4", float(_needs(cfg, defaulted, "attn_scale", 0.1)),
+                    int(_needs(cfg, defaulted, "floor_scale", 8192)),
                 )
+            if model_type == "llama4_text":
+                entry["qk_norm"] = False  # Llama 4 normalises q and k on its RoPE layers only
             plan.append(LayerPosition(kind="nope", **entry))
             continue
-        if model_type in ("deepseek_v2", "deepseek_v3"):
-            rope_dim = int(cfg.get("qk_rope_head_dim", 64))
-            nope_dim = int(cfg.get("qk_nope_head_dim", 128))
+        table = None
+        if tables is not None:
+            table = tables.get(layer_type, tables.get(None))
+        if model_type in ("deepseek_v2", "deepseek_v3") or cfg.get("qk_rope_head_dim"):
+            rope_dim = int(_needs(cfg, defaulted, "qk_rope_head_dim", 64))
+            nope_dim = int(_needs(cfg, defaulted, "qk_nope_head_dim", 128))
             rope_cfg = {**cfg, "head_dim": rope_dim}
-            fields = _rope_entry_fields(rope_cfg, family, layer_type, rope_dim, seq_len)
+            fields = _rope_entry_fields(rope_cfg, family, layer_type, rope_dim, seq_len, table,
+                                        defaulted)
             # V2 rotates adjacent pairs as complex numbers; V3 adjacent pairs too when
             # rope_interleave (its checkpoints), else transformers' half layout.
             if model_type == "deepseek_v2":
                 convention = "complex"
-            else:
+            elif "rope_interleave" in cfg or model_type == "deepseek_v3":
                 convention = "interleaved" if cfg.get("rope_interleave", True) else "half"
+            else:
+                convention = family.convention
             plan.append(LayerPosition(
                 kind="rope", rotary_offset=nope_dim, convention=convention,
                 softmax_scale_factor=_mscale_squared(params, cfg),
@@ -408,6 +663,7 @@ def position_plan(config: object, *, seq_len: int | None = None) -> list[LayerPo
         if key not in cache:
             cache[key] = _rope_entry_fields(
                 {**cfg, "head_dim": layer_head_dim}, family, layer_type, layer_head_dim, seq_len,
+                table, defaulted,
             )
         if family.mrope_section is not None:
             section = params.get("mrope_section") or family.mrope_section
@@ -416,7 +672,17 @@ def position_plan(config: object, *, seq_len: int | None = None) -> list[LayerPo
         plan.append(LayerPosition(
             kind="rope", convention=family.convention, **entry, **cache[key]
         ))
-    return plan
+    if defaulted:
+        notes.append("keys not in the config, defaulted: " + ", ".join(dict.fromkeys(defaulted)))
+    return Plan(plan, model_type, notes, cfg)
+
+
+def _blocks(cfg: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    params = cfg.get("rope_parameters") or cfg.get("rope_scaling")
+    if not isinstance(params, Mapping):
+        return []
+    nested = [v for v in params.values() if isinstance(v, Mapping)]
+    return nested or [params]
 
 
 def _gemma4_override(cfg: dict[str, Any], i: int, name: str, default: int) -> Any:

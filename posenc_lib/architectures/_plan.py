@@ -10,7 +10,7 @@ window or an attention chunk, and learned sink logits.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 
@@ -26,8 +26,9 @@ from ..rope import CONVENTIONS, apply_rope_complex, apply_rope_half, apply_rope_
 
 __all__ = ["KINDS", "LayerPosition", "QueryScale", "proportional_inv_freq"]
 
-#: The kinds of layer a plan names.
-KINDS: tuple[str, ...] = ("rope", "nope", "alibi")
+#: The kinds of layer a plan names: ``"no_attention"`` is a hybrid's recurrent, linear-attention
+#: or state-space layer (position reaches it only through the order it reads tokens in).
+KINDS: tuple[str, ...] = ("rope", "nope", "alibi", "no_attention")
 
 _APPLY = {
     "half": apply_rope_half,
@@ -74,11 +75,11 @@ def proportional_inv_freq(head_dim: int, base: float, proportion: float) -> torc
 
 @dataclass(frozen=True)
 class QueryScale:
-    """A query multiplier that grows with the position ``p``: two forms in use.
+    """A query multiplier that grows with the position ``m``: two forms in use.
 
-    * ``"llama4"`` (Llama 4 NoPE layers): ``1 + scale·ln(1 + ⌊(p + 1)/floor⌋)``;
+    * ``"llama4"`` (Llama 4 NoPE layers): ``1 + scale·ln(1 + ⌊(m + 1)/floor⌋)``;
     * ``"llama_4_scaling_beta"`` (Ministral 3, Mistral 4 and Large 3, every layer):
-      ``1 + scale·ln(1 + ⌊p/floor⌋)`` with ``floor`` the original context.
+      ``1 + scale·ln(1 + ⌊m/floor⌋)`` with ``floor`` the original context.
 
     Attributes
     ----------
@@ -104,9 +105,9 @@ class QueryScale:
         return 1.0 + self.scale * torch.log1p(torch.floor((p + shift) / self.floor))
 
     def describe(self) -> str:
-        """One line, e.g. ``query × (1 + 0.1·ln(1 + ⌊(p+1)/8192⌋))``."""
-        p = "(p+1)" if self.form == "llama4" else "p"
-        return f"query × (1 + {self.scale:g}·ln(1 + ⌊{p}/{self.floor}⌋))"
+        """One line, e.g. ``query × (1 + 0.1·ln(1 + ⌊(m+1)/8192⌋))`` (``m`` the position)."""
+        m = "(m+1)" if self.form == "llama4" else "m"
+        return f"query × (1 + {self.scale:g}·ln(1 + ⌊{m}/{self.floor}⌋))"
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,6 +159,14 @@ class LayerPosition:
         position id (t, h, w) each pair reads.
     mrope_interleaved : bool
         MRoPE-I (Qwen3-VL): the axes take turns pair by pair instead of contiguous blocks.
+    scaling : str or None
+        The RoPE scaling with its factors, in words (``"linear ×8"``, ``"yarn ×32, β 32/1,
+        original 4 096"``, ``"longrope short factors (L ≤ 4 096)"``); None for plain RoPE.
+    bidirectional : bool
+        Queries also see later keys (encoders, EmbeddingGemma); a window then keeps keys with
+        ``|m − n| < window``.
+    qk_norm : bool or None
+        q and k are normalised per head before attention; None when not known.
     """
 
     layer: int
@@ -179,6 +188,9 @@ class LayerPosition:
     alibi_slopes: torch.Tensor | None = None
     mrope_section: tuple[int, int, int] | None = None
     mrope_interleaved: bool = False
+    scaling: str | None = None
+    bidirectional: bool = False
+    qk_norm: bool | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", KINDS)
@@ -268,7 +280,8 @@ class LayerPosition:
 
         Query ``q`` sees key ``k`` when ``k <= q``; with a window ``W`` also when
         ``q − k < W`` (``W`` keys, the query's own included, as transformers' masks); with a
-        chunk ``C`` also when ``⌊k/C⌋ = ⌊q/C⌋``.
+        chunk ``C`` also when ``⌊k/C⌋ = ⌊q/C⌋``. A bidirectional layer drops ``k <= q`` and
+        its window keeps ``|q − k| < W``.
 
         Parameters
         ----------
@@ -284,9 +297,9 @@ class LayerPosition:
         check_size(("seq_len", seq_len), ("seq_len", seq_len))
         q = torch.arange(seq_len)[:, None]
         k = torch.arange(seq_len)[None, :]
-        allowed = k <= q
+        allowed = torch.ones(seq_len, seq_len, dtype=torch.bool) if self.bidirectional else k <= q
         if self.window is not None:
-            allowed &= q - k < self.window
+            allowed &= (q - k).abs() < self.window
         if self.chunk is not None:
             allowed &= torch.div(k, self.chunk, rounding_mode="floor") == torch.div(
                 q, self.chunk, rounding_mode="floor"
@@ -294,27 +307,30 @@ class LayerPosition:
         return allowed
 
     def describe(self) -> str:
-        """One line: the kind, base, type, factors, window/chunk (used by the plan's table)."""
+        """One line: kind, base, rotary dims, pairing, scaling, factors, window, mask, qk-norm."""
         parts: list[str] = []
         if self.kind == "rope":
             assert self.base is not None
-            text = f"RoPE base {_number(self.base)}"
-            if self.rope_type not in (None, "default"):
-                text += f" {self.rope_type}"
-            parts.append(text)
+            parts.append(f"RoPE base {_number(self.base)}")
             if self.rope_type == "proportional":
                 parts.append(f"{self.rotated_pairs} of {self.rotary_dim // 2} pairs turn")
-            elif self.rotary_dim != self.head_dim:
+            else:
                 parts.append(f"rotary {self.rotary_dim} of {self.head_dim}")
             if self.mrope_section is not None:
                 layout = "interleaved" if self.mrope_interleaved else "contiguous"
                 sections = "/".join(str(s) for s in self.mrope_section)
                 parts.append(f"M-RoPE (t,h,w sections {sections}, {layout})")
             parts.append(f"{self.convention}")
+            if self.scaling is not None:
+                parts.append(self.scaling)
+            elif self.rope_type not in (None, "default"):
+                parts.append(str(self.rope_type))
             if not math.isclose(self.attention_factor, 1.0):
                 parts.append(f"cos/sin × {self.attention_factor:.4g}")
         elif self.kind == "alibi":
             parts.append("ALiBi")
+        elif self.kind == "no_attention":
+            return f"no attention ({self.layer_type} layer): no position"
         else:
             parts.append("NoPE")
         if not math.isclose(self.softmax_scale_factor, 1.0):
@@ -322,12 +338,32 @@ class LayerPosition:
         if self.query_scale is not None:
             parts.append(self.query_scale.describe())
         if self.window is not None:
-            parts.append(f"window {_number(self.window)}")
+            if self.bidirectional:
+                parts.append(f"window |m−n| < {_number(self.window)}")
+            else:
+                parts.append(f"window {_number(self.window)}")
         if self.chunk is not None:
             parts.append(f"chunk {_number(self.chunk)}")
         if self.sinks:
             parts.append("learned sinks")
+        parts.append("bidirectional" if self.bidirectional else "causal")
+        if self.qk_norm:
+            parts.append("qk-norm")
         return ", ".join(parts)
+
+    def to_dict(self) -> dict[str, object]:
+        """The entry as plain JSON-ready values (tensors as lists, ``None`` kept)."""
+        out: dict[str, object] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, torch.Tensor):
+                value = [float(v) for v in value.tolist()]
+            elif isinstance(value, QueryScale):
+                value = {"form": value.form, "scale": value.scale, "floor": value.floor}
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value
+        return out
 
 
 def _number(value: float) -> str:

@@ -14,8 +14,9 @@ def collapse_ranges(indices: Sequence[int], *, max_runs: int | None = 4) -> str:
     """``[0, 1, 2, 3, 4, 6, 7, 8, 9, 10]`` → ``"0–4, 6–10"``; long regular patterns shortened.
 
     Consecutive indices become ``a–b`` runs (en dash). When there are more than ``max_runs``
-    runs and they repeat with one period (same length, same step: a layer pattern), only the
-    first two and the last are written, with ``…`` between: ``"0–4, 6–10, …, 42–46"``; single
+    runs and they repeat with one period (same length, same step: a layer pattern; the last run
+    may be cut short), only the first two and the last are written, with ``…`` between:
+    ``"0–4, 6–10, …, 42–46"`` or ``"0–4, 6–10, …, 60–61"``; single
     indices in steps of ``k`` read ``"1, 3, …, 23 (every 2nd)"``.
 
     Parameters
@@ -41,11 +42,13 @@ def collapse_ranges(indices: Sequence[int], *, max_runs: int | None = 4) -> str:
     text = [f"{a}" if a == b else f"{a}–{b}" for a, b in runs]
     if max_runs is None or len(runs) <= max_runs:
         return ", ".join(text)
-    lengths = {b - a for a, b in runs}
+    lengths = {b - a for a, b in runs[:-1]}
     steps = {runs[i + 1][0] - runs[i][0] for i in range(len(runs) - 1)}
-    if len(lengths) == 1 and len(steps) == 1:
+    last = runs[-1][1] - runs[-1][0]
+    # A pattern may end early: the last run cut short by the layer count (Gemma 3 27B: 60–61).
+    if len(lengths) == 1 and len(steps) == 1 and last <= next(iter(lengths)):
         step = steps.pop()
-        suffix = f" (every {_ordinal(step)})" if lengths == {0} else ""
+        suffix = f" (every {_ordinal(step)})" if lengths == {0} and last == 0 else ""
         return f"{text[0]}, {text[1]}, …, {text[-1]}{suffix}"
     return ", ".join(text)
 

@@ -34,22 +34,22 @@ def logit_multiplier(
     floor: int = 8192,
     ssmax_s: float = 0.43,
 ) -> torch.Tensor:
-    """What a logit at query position ``p`` is multiplied by, for one of five forms.
+    """What a logit at query position ``m`` is multiplied by, for one of five forms.
 
     * ``"yarn"``: cos and sin × ``a = 0.1·ln s + 1``, so a logit × ``a²`` (every position);
     * ``"deepseek"``: the softmax scale × ``m² = (0.1·mscale_all_dim·ln s + 1)²`` (MLA,
       both the RoPE and the no-RoPE part of the logit);
-    * ``"llama4"``: the query × ``1 + scale·ln(1 + ⌊(p+1)/floor⌋)`` (Llama 4's NoPE layers);
-    * ``"llama_4_scaling_beta"``: the query × ``1 + scale·ln(1 + ⌊p/floor⌋)`` (Ministral 3,
+    * ``"llama4"``: the query × ``1 + scale·ln(1 + ⌊(m+1)/floor⌋)`` (Llama 4's NoPE layers);
+    * ``"llama_4_scaling_beta"``: the query × ``1 + scale·ln(1 + ⌊m/floor⌋)`` (Ministral 3,
       Mistral 4; every layer; ``floor`` = original context);
-    * ``"ssmax"``: Scalable-Softmax, logits × ``s·ln n`` with ``n = p + 1`` visible keys.
+    * ``"ssmax"``: Scalable-Softmax, logits × ``s·ln n`` with ``n = m + 1`` visible keys.
 
     Parameters
     ----------
     form : str
         One of :data:`TEMPERATURE_FORMS`.
     positions : torch.Tensor
-        Query positions ``p >= 0``, shape ``(seq,)``.
+        Query positions ``m >= 0``, shape ``(seq,)``.
     factor : float
         Extension factor ``s`` (>= 1) for ``"yarn"`` and ``"deepseek"``.
     mscale_all_dim : float

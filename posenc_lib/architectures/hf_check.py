@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import math
 from typing import Any
 
 import torch
@@ -22,7 +23,18 @@ from .._validation import check_choice, check_positions
 from ._families import position_plan
 
 __all__ = [
-    "TINY_CONFIGS", "layer_qk", "rotary_tables", "shift_error", "tiny_model", "visible_keys",
+    "TINY_CONFIGS",
+    "TypeCheck",
+    "census",
+    "census_types",
+    "check_type",
+    "layer_qk",
+    "plan_problems",
+    "rotary_tables",
+    "shift_error",
+    "tiny_config",
+    "tiny_model",
+    "visible_keys",
 ]
 
 _BASE = dict(vocab_size=97, hidden_size=64, intermediate_size=64, num_attention_heads=4,
@@ -219,3 +231,326 @@ def shift_error(config: Any, model: Any, offset: int, seq: int = 12) -> dict[int
             float((k1 - turn.rotate(k0, shift)).abs().max()),
         )
     return out
+
+
+# --- the census: every text model type with a rotary module, held against its own layers -------
+
+# Small sizes for any config class; only the keys the class has are set.
+_TINY_SIZES: dict[str, Any] = dict(
+    vocab_size=97, hidden_size=64, intermediate_size=64, num_attention_heads=4,
+    num_key_value_heads=2, head_dim=16, max_position_embeddings=512, pad_token_id=0,
+    moe_intermediate_size=32, shared_expert_intermediate_size=32, num_experts=4,
+    num_local_experts=4, n_routed_experts=4, num_experts_per_tok=2, n_group=1, topk_group=1,
+    first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=32, qk_rope_head_dim=8,
+    qk_nope_head_dim=16, v_head_dim=16, linear_key_head_dim=16, linear_value_head_dim=16,
+    linear_num_key_heads=2, linear_num_value_heads=4, global_head_dim=32,
+    hidden_size_per_layer_input=8, vocab_size_per_layer_input=97, intermediate_size_mlp=64,
+    attention_chunk_size=8, mamba_d_state=8, mamba_n_heads=8, mamba_head_dim=16,
+    mamba_d_head=16, ssm_state_size=8, mamba_n_groups=1, n_shared_experts=1,
+)
+
+
+def census_types() -> list[str]:
+    """Text model types of the installed transformers whose model builds a rotary module.
+
+    A type counts when transformers has a base model for it that is a text model (a causal or
+    masked LM class, or a multimodal model's ``…_text`` half), its config has no nested text
+    config (a multimodal wrapper is planned through its text model) and its modelling module
+    assigns a ``…RotaryEmbedding`` to ``rotary_emb``.
+    """
+    from transformers import CONFIG_MAPPING
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+        MODEL_MAPPING_NAMES,
+    )
+
+    from ._rotary import _rotary_class
+
+    text = {*MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, *MODEL_FOR_MASKED_LM_MAPPING_NAMES}
+    out = []
+    for model_type in sorted(MODEL_MAPPING_NAMES):
+        if model_type not in CONFIG_MAPPING:
+            continue
+        if model_type not in text and not model_type.endswith("_text"):
+            continue
+        try:
+            cls = CONFIG_MAPPING[model_type]
+            if "text_config" in (getattr(cls, "sub_configs", None) or {}):
+                continue
+            if _rotary_class(model_type) is None:
+                continue
+        except Exception:
+            continue
+        out.append(model_type)
+    return out
+
+
+def tiny_config(model_type: str, **overrides: Any) -> Any:
+    """A tiny config of ``model_type``: :data:`TINY_CONFIGS` or small sizes on the defaults."""
+    import transformers
+
+    cls = transformers.CONFIG_MAPPING[model_type]
+    if model_type in TINY_CONFIGS:
+        return cls(**json.loads(json.dumps({**TINY_CONFIGS[model_type], **overrides})))
+    default = cls()
+    kwargs = {k: v for k, v in _TINY_SIZES.items() if _has(default, k)}
+    pattern = max(int(_get(default, "sliding_window_pattern") or 0),
+                  int(_get(default, "full_attention_interval") or 0),
+                  int(_get(default, "no_rope_layer_interval") or 0), 4)
+    kwargs["num_hidden_layers"] = pattern
+    if _get(default, "sliding_window"):
+        kwargs["sliding_window"] = 8
+    if _get(default, "kv_lora_rank"):  # MLA: as many key/value heads as query heads
+        kwargs["num_key_value_heads"] = kwargs.get("num_attention_heads", 4)
+    if _get(default, "rotary_dim"):  # GPT-J, CodeGen: a rotary block inside the 16 features
+        kwargs["rotary_dim"] = 8
+    rope = _get(default, "rope_parameters")
+    if model_type.startswith("qwen") and model_type.endswith("vl_text"):  # M-RoPE: 2 + 3 + 3
+        section = [4, 2, 2] if model_type.startswith("qwen3") else [2, 3, 3]
+        kwargs["rope_parameters"] = {**(rope or {}), "mrope_section": section}
+    if "attn_layer_indices" in default.to_dict():  # Bamba: attention on layers 1 and 3
+        kwargs["attn_layer_indices"] = [1, 3]
+    types = _get(default, "layer_types")
+    if (isinstance(types, list) and set(types) == {"linear_attention"}
+            and "layer_types" in default.to_dict() and "attn_layer_indices" not in kwargs):
+        kwargs["layer_types"] = ["linear_attention", "full_attention"] * (pattern // 2)
+    try:
+        return cls(**{**kwargs, **overrides})
+    except Exception:
+        types = _get(default, "layer_types")
+        if not isinstance(types, list) or len(types) <= pattern:
+            raise
+        # A class that keeps an explicit default layer list (Zamba2): its first layers.
+        kwargs["layer_types"] = types[:pattern]
+        return cls(**{**kwargs, **overrides})
+
+
+def _has(config: Any, key: str) -> bool:
+    try:
+        return hasattr(config, key)
+    except Exception:
+        return True
+
+
+def _get(config: Any, key: str) -> Any:
+    try:
+        return getattr(config, key, None)
+    except Exception:
+        return None
+
+
+_EMBEDDINGS: dict[int, Any] = {}
+
+
+def _record_embeddings(module: Any, args: tuple, kwargs: dict) -> None:
+    value = kwargs.get("position_embeddings")
+    if value is not None:
+        _EMBEDDINGS[int(module.layer_idx)] = value
+
+
+@dataclasses.dataclass
+class TypeCheck:
+    """What the census found for one type."""
+
+    model_type: str
+    status: str  # "covered", "refused", "mismatch", "not built", "not captured"
+    detail: str = ""
+
+
+def check_type(
+    model_type: str, seq: int = 12, offset: int = 5, tol: float = 2e-3, **overrides: Any
+) -> TypeCheck:
+    """Hold :func:`position_plan` against a tiny random model of ``model_type``, layer by layer.
+
+    Per attention layer: the q and k the layer hands to attention move under a common position
+    shift exactly as the plan's rotation says (block, pairing, frequencies; NoPE: not at all);
+    the cos and sin the layer receives are ``attention_factor·cos(m·θ_i)`` with the plan's
+    frequencies and factor over ``rotary_dim`` features; the mask is the plan's (causal or
+    bidirectional, window, chunk). A layer the plan calls ``no_attention`` must not attend.
+    """
+
+    try:
+        config = tiny_config(model_type, **overrides)
+    except Exception as err:
+        return TypeCheck(model_type, "not built", f"config: {str(err).splitlines()[0][:120]}")
+    try:
+        plan = position_plan(config)
+    except (ValueError, TypeError) as err:
+        return TypeCheck(model_type, "refused", str(err).splitlines()[0][:160])
+    try:
+        model = _capturing_model(config)
+    except Exception as err:
+        return TypeCheck(model_type, "not built", f"model: {str(err).splitlines()[0][:120]}")
+    try:
+        problems = plan_problems(plan, config, model, seq=seq, offset=offset, tol=tol)
+    except _NotCaptured:
+        return TypeCheck(model_type, "not captured", "its attention does not go through "
+                         "transformers' attention interface")
+    except Exception as err:
+        return TypeCheck(model_type, "not built", f"forward: {str(err).splitlines()[0][:120]}")
+    if problems:
+        return TypeCheck(model_type, "mismatch", "; ".join(problems[:3]))
+    return TypeCheck(model_type, "covered")
+
+
+class _NotCaptured(RuntimeError):
+    pass
+
+
+def _capturing_model(config: Any) -> Any:
+    import transformers
+
+    tiny_model("llama")  # registers the capturing attention
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
+    try:
+        torch.manual_seed(0)
+        model = transformers.AutoModel.from_config(config, attn_implementation="posenc_capture")
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+    return model.eval()
+
+
+def plan_problems(plan: Any, config: Any, model: Any | None = None, *, seq: int = 12,
+                  offset: int = 5, tol: float = 2e-3) -> list[str]:
+    """Where a plan disagrees with the model's layers; empty when it is right.
+
+    Runs the model (built from ``config`` when not given) at positions ``0..seq−1`` and shifted
+    by ``offset``, and compares per layer: the shift of q and k, the cos/sin the layer receives
+    (``attention_factor·cos(m·θ_i)`` over ``rotary_dim`` features), and the mask.
+
+    Parameters
+    ----------
+    plan : list of LayerPosition
+        The plan to check (e.g. from :func:`position_plan`, or altered to see a check fail).
+    config, model
+        A tiny transformers config and its model (from :func:`tiny_model`).
+
+    Returns
+    -------
+    list of str
+        One line per disagreement.
+    """
+    model = _capturing_model(config) if model is None else model
+    hooks = [m.register_forward_pre_hook(_record_embeddings, with_kwargs=True)
+             for m in model.modules() if hasattr(m, "layer_idx") and type(m).__name__.endswith(
+                 "Attention")]
+    try:
+        _EMBEDDINGS.clear()
+        base = layer_qk(model, torch.arange(seq))
+        masks = {layer: mask for layer, _, _, _, mask in _CAPTURED}
+        embeddings = dict(_EMBEDDINGS)
+        moved = layer_qk(model, torch.arange(seq) + offset)
+    finally:
+        for h in hooks:
+            h.remove()
+    if not base:
+        raise _NotCaptured
+    return _compare(plan, config, base, moved, masks, embeddings, seq, offset, tol)
+
+
+def _compare(plan: Any, config: Any, base: dict, moved: dict, masks: dict, embeddings: dict,
+             seq: int, offset: int, tol: float) -> list[str]:
+    problems: list[str] = []
+    shift = torch.full((seq,), float(offset))
+    for entry in plan:
+        layer = entry.layer
+        if entry.kind == "no_attention":
+            if layer in base:
+                problems.append(f"layer {layer}: plan says no attention, the layer attends")
+            continue
+        if layer not in base:
+            problems.append(f"layer {layer}: no attention captured")
+            continue
+        turn = dataclasses.replace(entry, attention_factor=1.0)
+        if entry.convention == "interleaved" and getattr(config, "rope_interleave", False):
+            turn = dataclasses.replace(turn, convention="half")  # DeepSeek de-interleaves first
+        (q0, k0, _), (q1, k1, _) = base[layer], moved[layer]
+        if q0.shape[-1] != entry.head_dim:
+            problems.append(f"layer {layer}: head size {q0.shape[-1]} vs plan {entry.head_dim}")
+            continue
+        err = max(float((q1 - turn.rotate(q0, shift)).abs().max()),
+                  float((k1 - turn.rotate(k0, shift)).abs().max()))
+        scale = max(float(q0.abs().max()), float(k0.abs().max()), 1.0)
+        if err > tol * scale:
+            problems.append(f"layer {layer}: shift error {err:.2g}")
+        if entry.kind == "rope":
+            message = _check_cos_sin(entry, embeddings.get(layer), seq, tol)
+            if message:
+                problems.append(f"layer {layer}: {message}")
+        mask = masks.get(layer)
+        expected = entry.visible_keys(seq)
+        seen = torch.ones(seq, seq, dtype=torch.bool) if mask is None else (
+            mask[0, 0] if mask.dim() == 4 else mask)
+        if mask is not None and seen.dtype != torch.bool:
+            seen = seen == 0
+        if seen.shape != expected.shape or not torch.equal(seen.cpu(), expected):
+            problems.append(f"layer {layer}: mask differs from the plan's visible keys")
+    return problems
+
+
+def _check_cos_sin(entry: Any, value: Any, seq: int, tol: float) -> str | None:
+    """The layer's cos/sin (or complex frequencies) against ``a·cos(mθ)``, ``a·sin(mθ)``."""
+    if isinstance(value, torch.Tensor) and not value.is_complex():
+        value = None  # GPT-J hands over its whole sin/cos table: the layer indexes it itself
+    if value is None:
+        # The layer builds its rotation itself (GPT-J): only the shift test sees it, and it
+        # cannot see a factor on cos and sin, so the plan must not claim one.
+        if math.isclose(entry.attention_factor, 1.0):
+            return None
+        return "no cos/sin reached the layer"
+    if isinstance(value, dict):
+        value = value.get(entry.layer_type)
+    positions = torch.arange(seq, dtype=torch.float64)[:, None]
+    angles = positions * entry.inv_freq[None].to(torch.float64)
+    a = entry.attention_factor
+    if isinstance(value, torch.Tensor) and value.is_complex():
+        got = value.reshape(-1, value.shape[-1])[:seq].to(torch.complex128)
+        want = a * torch.polar(torch.ones_like(angles), angles)
+        if got.shape != want.shape:
+            return f"frequency table shape {tuple(got.shape)} vs plan {tuple(want.shape)}"
+        err = float((got - want).abs().max())
+        return None if err <= tol * max(a, 1.0) * 4 else f"complex frequencies off by {err:.2g}"
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        return "cos/sin in an unknown form"
+    cos, sin = (t.reshape(-1, t.shape[-1])[:seq].to(torch.float64) for t in value)
+    if float(cos[0].abs().max()) == 0.0 < float(sin[0].abs().max()):
+        cos, sin = sin, cos  # GPT-J hands over (sin, cos): at position 0, sin = 0
+
+    width = entry.rotary_dim
+    if cos.shape[-1] == width // 2:  # gpt-oss: one cos per pair, not repeated
+        cos_pairs, sin_pairs = cos, sin
+    elif cos.shape[-1] != width:
+        return f"cos/sin cover {cos.shape[-1]} features, plan rotates {width}"
+    elif entry.convention == "interleaved" and not torch.allclose(cos[:, 0::2], cos[:, 1::2]):
+        cos_pairs, sin_pairs = cos[:, : width // 2], sin[:, : width // 2]
+    elif entry.convention == "interleaved":
+        cos_pairs, sin_pairs = cos[:, 0::2], sin[:, 0::2]
+    else:
+        cos_pairs, sin_pairs = cos[:, : width // 2], sin[:, : width // 2]
+    err = max(float((cos_pairs - a * angles.cos()).abs().max()),
+              float((sin_pairs - a * angles.sin()).abs().max()))
+    return None if err <= tol * max(a, 1.0) * 4 else (
+        f"cos/sin differ from attention_factor·cos(mθ) by {err:.2g} (factor {a:.4g})")
+
+
+def census(types: list[str] | None = None) -> list[TypeCheck]:
+    """:func:`check_type` for every type of :func:`census_types` (or ``types``)."""
+    import transformers
+
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
+    try:
+        return [check_type(t) for t in (census_types() if types is None else types)]
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+
+
+if __name__ == "__main__":  # python -m posenc_lib.architectures.hf_check
+    torch.set_num_threads(1)
+    results = census()
+    for r in results:
+        print(f"{r.model_type:28} {r.status:12} {r.detail}")
+    covered = sum(r.status == "covered" for r in results)
+    print(f"covers {covered} of {len(results)} types")

@@ -1,0 +1,279 @@
+"""Read a config the way the model does: the file, the model's own config object, its defaults.
+
+A ``config.json`` states only what differs from the model class's defaults (Gemma 3 27B's
+``text_config`` has no ``rope_theta``: the class fills 1 000 000 for the global layers). So when
+transformers is installed, :func:`resolve` builds the model's own config object
+(``AutoConfig.for_model(model_type, **json)``), unwraps a multimodal wrapper to its text model
+(``get_text_config``) and reads every value from that object. Without transformers it reads the
+dict as written, refuses a RoPE config with no ``rope_theta``, and names every other key it had
+to default (:attr:`Resolved.notes`).
+
+:func:`load_config` turns a path, a model folder or a Hub model id into a dict or config object,
+with one-line errors that name the file and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._validation import _describe
+
+__all__ = ["Resolved", "check_config_dict", "load_config", "resolve", "transformers_or_none"]
+
+
+def transformers_or_none() -> Any:
+    """The ``transformers`` module, or None when it is not installed."""
+    try:
+        import transformers
+    except ImportError:  # pragma: no cover - the test environment has it
+        return None
+    return transformers
+
+
+@dataclass
+class Resolved:
+    """A config read for planning.
+
+    Attributes
+    ----------
+    cfg : dict
+        Every key the plan reads (the config object's ``to_dict()`` when transformers built it).
+    hf_config : object or None
+        transformers' config object of the text model, when transformers is installed.
+    model_type : str
+        The text model's type (``gemma3_text`` for a ``gemma3`` wrapper).
+    notes : list of str
+        What the reader should know: a wrapper unwrapped, a type read as another, keys defaulted.
+    """
+
+    cfg: dict[str, Any]
+    hf_config: Any
+    model_type: str
+    notes: list[str] = field(default_factory=list)
+
+
+def load_config(source: str | Path) -> Any:
+    """A ``config.json`` path, a model folder or a Hub model id → a dict (or a config object).
+
+    Parameters
+    ----------
+    source : str or Path
+        A JSON file, a folder holding ``config.json``, or (transformers installed, network
+        available) a Hub model id such as ``google/gemma-3-27b-it``.
+
+    Returns
+    -------
+    dict or transformers config
+        The parsed JSON object, checked by :func:`check_config_dict`; a Hub id gives the config
+        object ``AutoConfig.from_pretrained`` returns.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file and the problem: missing, empty, not UTF-8, not JSON, not a
+        JSON object, or a value the plan cannot use (see :func:`check_config_dict`).
+    """
+    if not isinstance(source, (str, Path)):
+        raise TypeError(f"source must be a path or a model id string, got {_describe(source)}")
+    path = Path(source)
+    if path.is_dir():
+        path = path / "config.json"
+        if not path.is_file():
+            raise ValueError(f"{source}: folder has no config.json")
+    elif not path.exists():
+        text = str(source)
+        hub_like = text.count("/") == 1 and not text.endswith(".json") and not text.startswith(".")
+        if not hub_like:
+            raise ValueError(f"{source}: no such file or folder")
+        transformers = transformers_or_none()
+        if transformers is None:
+            raise ValueError(f"{source}: no such file, and transformers (needed for a Hub id) "
+                             "is not installed")
+        try:
+            return transformers.AutoConfig.from_pretrained(text)
+        except Exception as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ValueError(f"{source}: not a local file and not loadable from the Hub "
+                             f"({first})") from None
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise ValueError(f"{path}: cannot be read ({err.strerror or err})") from None
+    if not raw.strip():
+        raise ValueError(f"{path}: the file is empty (expected a config.json object)")
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(raw) > 1 and (raw[0] == 0 or raw[1] == 0)):
+        raise ValueError(f"{path}: the file is UTF-16 encoded; save it as UTF-8")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text (byte {err.start}); save it as UTF-8") from None
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err.msg} at line {err.lineno} column "
+                         f"{err.colno})") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{path}: the JSON must be an object (a config), got "
+                         f"{type(config).__name__}")
+    check_config_dict(config, where=str(path))
+    return config
+
+
+def _rope_blocks(cfg: Mapping[str, Any], prefix: str) -> list[tuple[str, Mapping[str, Any]]]:
+    blocks: list[tuple[str, Mapping[str, Any]]] = []
+    for key in ("rope_parameters", "rope_scaling"):
+        block = cfg.get(key)
+        if isinstance(block, Mapping):
+            nested = [(f"{prefix}{key}.{k}", v) for k, v in block.items() if isinstance(v, Mapping)]
+            blocks += nested or [(f"{prefix}{key}", block)]
+    return blocks
+
+
+def check_config_dict(cfg: Mapping[str, Any], *, where: str = "config") -> None:
+    """Refuse the values that would make a plan silently wrong.
+
+    ``rope_theta`` (top level or in a rope block) must be a finite number > 0; a ``yarn``,
+    ``linear``, ``dynamic`` or ``llama3`` block must give ``factor``. A nested ``text_config``
+    is checked too.
+
+    Raises
+    ------
+    ValueError
+        Naming ``where`` and the key.
+    """
+    for prefix, sub in (("", cfg), ("text_config.", cfg.get("text_config"))):
+        if not isinstance(sub, Mapping):
+            continue
+        places = [(f"{prefix}rope_theta", sub)] if "rope_theta" in sub else []
+        for name, block in _rope_blocks(sub, prefix):
+            if "rope_theta" in block:
+                places.append((f"{name}.rope_theta", block))
+            kind = block.get("rope_type", block.get("type"))
+            if kind in ("yarn", "linear", "dynamic", "llama3") and block.get("factor") is None:
+                raise ValueError(f"{where}: {name} is rope_type {kind!r} but has no 'factor'")
+        for name, holder in places:
+            value = holder["rope_theta"]
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not ok or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{where}: {name} must be a number > 0, got {value!r}")
+
+
+_WRAPPER_KEYS = ("text_config", "language_config", "llm_config")
+
+
+def _text_type_from_architectures(transformers: Any, cfg: Mapping[str, Any]) -> str | None:
+    """A type transformers does not know, read through its ``architectures`` class name."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_MAPPING_NAMES,
+    )
+
+    for arch in cfg.get("architectures") or ():
+        for mapping in (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_MAPPING_NAMES):
+            for model_type, name in mapping.items():
+                names = name if isinstance(name, (tuple, list)) else (name,)
+                if arch in names:
+                    return model_type
+    return None
+
+
+def resolve(config: object) -> Resolved:
+    """The text model's complete config, as the model itself would read it.
+
+    Parameters
+    ----------
+    config : dict or transformers config
+        A ``config.json`` dict (flat, or a multimodal wrapper with a nested text config) or a
+        config object.
+
+    Returns
+    -------
+    Resolved
+
+    Raises
+    ------
+    TypeError
+        Neither a mapping nor a config object.
+    ValueError
+        No ``model_type``; a value :func:`check_config_dict` refuses; transformers cannot build
+        the config (its message, one line).
+    """
+    transformers = transformers_or_none()
+    notes: list[str] = []
+    if isinstance(config, Mapping):
+        raw = dict(config)
+        check_config_dict(raw)
+        model_type = raw.get("model_type")
+        if not isinstance(model_type, str):
+            raise ValueError(f"config has no model_type string, got {model_type!r}")
+        if transformers is None:
+            return _resolve_without_transformers(raw, notes)
+        from transformers import CONFIG_MAPPING
+
+        if model_type not in CONFIG_MAPPING:
+            known = _text_type_from_architectures(transformers, raw)
+            if known is None:
+                raise ValueError(
+                    f"model_type {model_type!r} is not known to transformers "
+                    f"{transformers.__version__}, and its architectures "
+                    f"{raw.get('architectures')!r} name no class it knows"
+                )
+            notes.append(f"model_type {model_type!r} is not in transformers "
+                         f"{transformers.__version__}; read as {known!r} "
+                         f"(architectures {raw.get('architectures')})")
+            model_type = known
+        kwargs = {k: v for k, v in raw.items() if k not in ("model_type", "auto_map")}
+        verbosity = transformers.logging.get_verbosity()
+        transformers.logging.set_verbosity_error()
+        try:
+            hf = transformers.AutoConfig.for_model(model_type, **kwargs)
+        except Exception as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ValueError(f"transformers cannot build a {model_type!r} config from this "
+                             f"dict: {first}") from None
+        finally:
+            transformers.logging.set_verbosity(verbosity)
+    elif hasattr(config, "to_dict") and callable(config.to_dict):
+        hf = config
+    else:
+        raise TypeError(
+            "config must be a transformers config object or a config.json dict, "
+            f"got {_describe(config)}"
+        )
+    outer = getattr(hf, "model_type", None)
+    text = hf.get_text_config(decoder=True) if hasattr(hf, "get_text_config") else hf
+    if text is not hf:
+        notes.append(f"{outer!r} wraps a text model: planning its {text.model_type!r} config")
+    cfg = dict(text.to_dict())
+    # to_dict() may write a value as given, before the class rewrote it (EmbeddingGemma's
+    # bidirectional window is halved in __post_init__): the object's attributes win.
+    for key, value in list(cfg.items()):
+        try:
+            current = getattr(text, key, value)
+        except Exception:
+            continue
+        if isinstance(current, (int, float, str, bool, list, dict, type(None))):
+            cfg[key] = current
+    cfg["model_type"] = text.model_type
+    return Resolved(cfg=cfg, hf_config=text, model_type=text.model_type, notes=notes)
+
+
+def _resolve_without_transformers(raw: dict[str, Any], notes: list[str]) -> Resolved:
+    from ._families import TEXT_TYPES
+
+    cfg = raw
+    model_type = raw["model_type"]
+    if model_type in TEXT_TYPES:
+        inner = next((raw[k] for k in _WRAPPER_KEYS if isinstance(raw.get(k), Mapping)), None)
+        cfg = dict(inner) if inner is not None else dict(raw)
+        cfg.setdefault("model_type", TEXT_TYPES[model_type])
+        notes.append(f"{model_type!r} wraps a text model: planning its "
+                     f"{cfg['model_type']!r} config")
+    notes.append("transformers is not installed: the config is read as written, and every "
+                 "key the plan had to default is named below")
+    return Resolved(cfg=cfg, hf_config=None, model_type=cfg["model_type"], notes=notes)

@@ -1,0 +1,176 @@
+"""The model's own rotary module: its frequencies, attention factor, pairing and qk-norm.
+
+When transformers is installed, the plan's spectrum is not recomputed from the config: the
+text model's rotary-embedding class is built from the config object and its ``inv_freq`` and
+``attention_scaling`` are read (per layer type where the class keeps one table a type). A length
+given with ``seq_len`` is run through the module's ``forward``, so dynamic NTK and LongRoPE pick
+the table the model would use there. The pairing (``rotate_half`` over halves, or over
+neighbours ``x[..., ::2]``, or complex multiplication) is read from the modelling module.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import re
+import sys
+from typing import Any
+
+import torch
+
+__all__ = [
+    "builds_only_bidirectional_masks",
+    "modeling_module", "pairing_convention", "qk_norm", "rotary_module_tables"]
+
+
+@functools.cache
+def modeling_module(model_type: str) -> Any:
+    """transformers' modelling module of ``model_type``'s base model, or None."""
+    try:
+        from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+    except ImportError:  # pragma: no cover
+        return None
+    name = MODEL_MAPPING_NAMES.get(model_type)
+    if name is None:
+        return None
+    name = name[0] if isinstance(name, (tuple, list)) else name
+    transformers = importlib.import_module("transformers")
+    try:
+        cls = getattr(transformers, name)
+    except (AttributeError, ImportError):
+        return None
+    return sys.modules[cls.__module__]
+
+
+def _source(obj: Any) -> str:
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError):
+        return ""
+
+
+@functools.cache
+def _rotary_class(model_type: str) -> Any:
+    module = modeling_module(model_type)
+    if module is None:
+        return None
+    source = _source(module)
+    candidates = re.findall(r"rotary_emb\w*\s*=\s*(\w+RotaryEmbedding)\(", source)
+    candidates = [c for c in candidates if "Vision" not in c and "Audio" not in c]
+    for name in candidates:
+        cls = getattr(module, name, None)
+        if cls is not None:
+            return cls
+    return None
+
+
+def rotary_module_tables(
+    hf_config: Any, seq_len: int | None = None
+) -> dict[str | None, tuple[torch.Tensor, float]] | None:
+    """``{layer_type or None: (inv_freq, attention_scaling)}`` from the model's rotary module.
+
+    Parameters
+    ----------
+    hf_config : transformers config
+        The text model's config object.
+    seq_len : int, optional
+        Run the module's ``forward`` at positions up to ``seq_len − 1`` first (dynamic NTK,
+        LongRoPE switch their table there).
+
+    Returns
+    -------
+    dict or None
+        Inverse frequencies as float64 of shape ``(rotary_dim // 2,)``; None when the model has
+        no rotary module transformers builds from the config alone.
+    """
+    cls = _rotary_class(hf_config.model_type)
+    if cls is None:
+        return None
+    try:
+        rotary = cls(config=hf_config)
+    except Exception:
+        return None
+    types: list[str | None]
+    if hasattr(rotary, "inv_freq"):
+        types = [None]
+    else:
+        types = [t for t in sorted(set(getattr(hf_config, "layer_types", None) or ()))
+                 if hasattr(rotary, f"{t}_inv_freq")]
+        if not types:
+            return None
+    if seq_len is not None and seq_len > 0:
+        _run_forward(rotary, hf_config, types, seq_len)
+    out: dict[str | None, tuple[torch.Tensor, float]] = {}
+    for t in types:
+        prefix = "" if t is None else f"{t}_"
+        inv = getattr(rotary, f"{prefix}inv_freq")
+        scale = getattr(rotary, f"{prefix}attention_scaling", 1.0)
+        out[t] = (inv.detach().to(torch.float64).flatten(), float(scale))
+    return out
+
+
+def _run_forward(rotary: Any, hf_config: Any, types: list[str | None], seq_len: int) -> None:
+    x = torch.zeros(1, 1, 2)
+    positions = torch.tensor([[seq_len - 1]])
+    for t in types:
+        try:
+            if t is None:
+                rotary(x, positions)
+            else:
+                rotary(x, positions, layer_type=t)
+        except Exception:
+            continue
+
+
+@functools.cache
+def pairing_convention(model_type: str) -> str | None:
+    """``"half"``, ``"interleaved"`` or ``"complex"`` as the modelling module rotates; None.
+
+    Read from the module's ``rotate_half`` (``x[..., ::2]`` pairs neighbours) or a complex
+    ``apply_rotary_emb`` (``view_as_complex``).
+    """
+    module = modeling_module(model_type)
+    if module is None:
+        return None
+    rotate = getattr(module, "rotate_half", None)
+    if rotate is not None:
+        return "interleaved" if "::2" in _source(rotate) else "half"
+    if getattr(module, "rotate_every_two", None) is not None:  # GPT-J, CodeGen
+        return "interleaved"
+    if "view_as_complex" in _source(module):
+        return "complex"
+    return None
+
+
+@functools.cache
+def builds_only_bidirectional_masks(model_type: str) -> bool:
+    """The modelling module builds bidirectional masks and never a causal one (encoders)."""
+    module = modeling_module(model_type)
+    if module is None:
+        return False
+    source = _source(module)
+    return "create_bidirectional" in source and "create_causal_mask" not in source
+
+
+_QK_FLAGS = ("use_qk_norm", "qk_layernorm", "qk_norm", "use_qk_layernorm")
+
+
+def qk_norm(model_type: str, cfg: dict[str, Any]) -> bool | None:
+    """Whether q and k are normalised per head before attention (None: not known).
+
+    The config's flag (``use_qk_norm``, ``qk_layernorm``) when it has one; else whether the
+    model's attention class builds a ``q_norm``.
+    """
+    for flag in _QK_FLAGS:
+        if flag in cfg and isinstance(cfg[flag], bool):
+            return cfg[flag]
+    module = modeling_module(model_type)
+    if module is None:
+        return None
+    for name, obj in vars(module).items():
+        if name.endswith("Attention") and inspect.isclass(obj) and "Vision" not in name:
+            source = _source(obj)
+            if "self.q_norm" in source or "self.q_layernorm" in source:
+                return True
+    return False
