@@ -113,3 +113,17 @@ def test_cancellation_warns_then_refuses() -> None:
     assert EULER_WARN_BOUND < EULER_REFUSE_BOUND
     with pytest.raises(ValueError, match="n_terms"):
         euler_partial_sums(1.0, 10**6)
+
+
+def test_rounding_scale_is_a_scale_not_a_bound() -> None:
+    # At θ = 30 the measured error of 200 terms exceeds ε·M (the rounding errors of many large terms
+    # add up) but stays within a factor of the number of terms.
+    from posenc_lib.euler import euler_rounding_scale
+
+    with pytest.warns(RuntimeWarning):
+        error = abs(
+            euler_partial_sums(30.0, 200)[-1].item() - complex(math.cos(30.0), math.sin(30.0))
+        )
+    scale = euler_rounding_scale(30.0, 200)
+    assert euler_rounding_bound is euler_rounding_scale
+    assert 1e-8 < error < 200 * scale
