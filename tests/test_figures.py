@@ -415,3 +415,23 @@ def test_phasor_sum_ends_at_the_similarity_and_reads_roformers_bound() -> None:
     assert "f(r) = mean |S_j| = 16.50" in steps["0"].args[1]["title.text"]  # (d/2 + 1)/2 at r = 0
     with pytest.raises(ValueError, match="dim"):
         phasor_sum_figure(dim=63)
+
+
+def test_rope_clock_score_depends_on_the_offset_only() -> None:
+    import numpy as np
+
+    from posenc_lib import sinusoidal_frequencies
+    from posenc_lib.viz.euler import rope_clock_figure
+
+    fig = rope_clock_figure(dim=8, m=5, n=2, seed=3)
+    both, query = fig.layout.sliders
+    assert len({s.args[1]["title.text"].rsplit("=", 1)[1] for s in both.steps}) == 1
+    assert len({s.args[1]["title.text"].rsplit("=", 1)[1] for s in query.steps}) > 10
+    # The hands of pair 0 (θ = 1) move by one radian per position: after a shift of 4 both hands
+    # of dial 0 have turned by 4 rad.
+    theta = sinusoidal_frequencies(8).numpy()
+    q0 = complex(fig.data[1].x[1], fig.data[1].y[1])
+    q4 = complex(both.steps[1].args[0]["x"][0][1], both.steps[1].args[0]["y"][0][1])
+    assert q4 == pytest.approx(q0 * np.exp(4j * theta[0]), abs=1e-3)
+    with pytest.raises(ValueError, match="dim"):
+        rope_clock_figure(dim=18)

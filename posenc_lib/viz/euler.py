@@ -20,6 +20,7 @@ from ._style import COLORWAY, GRID, MUTED, _slider, _style, _with
 
 __all__ = [
     "phasor_sum_figure",
+    "rope_clock_figure",
     "rotation_figure",
     "shared_turn_figure",
     "unit_circle",
@@ -487,5 +488,111 @@ def phasor_sum_figure(
         margin={"b": 150},
     )
     fig = _style(fig, title, height=640)
+    fig.update_layout(title={"font": {"size": 13}})
+    return fig
+
+
+_CLOCK_SHIFTS = tuple(range(0, 61, 4))
+
+
+def _clock_state(
+    q: np.ndarray, k: np.ndarray, theta: np.ndarray, m: int, n: int, *, moved: str
+) -> tuple[list[dict[str, Any]], str]:
+    """Arrows of q turned by mθ_i and k turned by nθ_i, one dial per pair, and the score."""
+    q_rot, k_rot = q * np.exp(1j * m * theta), k * np.exp(1j * n * theta)
+    traces = []
+    for z in (q_rot, k_rot):
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for i, w in enumerate(z):
+            cx = 2.6 * i
+            xs += [cx, round(cx + float(w.real), 4), None]
+            ys += [0.0, round(float(w.imag), 4), None]
+        traces.append({"x": xs, "y": ys})
+    score = float((q_rot * k_rot.conj()).real.sum())
+    title = f"{moved}: m = {m}, n = {n}, m − n = {m - n}; score qᵀk = {score:.3f}"
+    return traces, title
+
+
+def rope_clock_figure(
+    dim: int = 8, base: float = 10000.0, m: int = 5, n: int = 2, *, seed: int = 0,
+    sliders: bool = True,
+) -> go.Figure:
+    """RoPE as ``d/2`` clocks: pair ``i`` of a query turns by ``mθ_i`` and of a key by ``nθ_i``.
+
+    The hands turn at different speeds (``θ_i = b^(−2i/d)``); the score ``qᵀk`` of the rotated
+    vectors depends only on ``m − n``. The first slider moves query and key together (the score
+    does not change); the second moves the query alone (it does).
+
+    Parameters
+    ----------
+    dim : int
+        Even width ``d`` (2 … 16; one dial per pair).
+    base : float
+        Base ``b``.
+    m, n : int
+        Query and key positions shown first (0 … 10⁴).
+    seed : int
+        Seed of the random query and key pairs (lengths 0.5 … 1).
+    sliders : bool
+        Add the two sliders (shifts 0 … 60).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: the dials, the query's hands, the key's hands.
+    """
+    dim = _even(dim, "dim", 2, 16)
+    base = _base(base)
+    m = _int(m, "m", 0, 10**4)
+    n = _int(n, "n", 0, 10**4)
+    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    sliders = _bool(sliders, "sliders")
+    theta = _np(sinusoidal_frequencies(dim, base))
+    rng = np.random.default_rng(int(seed))
+    half = dim // 2
+    q = rng.uniform(0.5, 1.0, half) * np.exp(1j * rng.uniform(0, 2 * np.pi, half))
+    k = rng.uniform(0.5, 1.0, half) * np.exp(1j * rng.uniform(0, 2 * np.pi, half))
+    t = np.linspace(0, 2 * np.pi, 61)
+    fig = go.Figure()
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for i in range(half):
+        xs += [*np.round(2.6 * i + np.cos(t), 3).tolist(), None]
+        ys += [*np.round(np.sin(t), 3).tolist(), None]
+        fig.add_annotation(x=2.6 * i, y=-1.3, showarrow=False, font={"size": 11, "color": MUTED},
+                           text=f"pair {i}: θ = {theta[i]:.3g}")
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": GRID, "width": 1.5},
+                             hoverinfo="skip", showlegend=False))
+    traces, title = _clock_state(q, k, theta, m, n, moved="start")
+    for trace, name, colour in zip(traces, ("query q, turned by mθ_i", "key k, turned by nθ_i"),
+                                   (COLORWAY[0], COLORWAY[5]), strict=True):
+        fig.add_trace(go.Scatter(**trace, mode="lines+markers", name=name, hoverinfo="skip",
+                                 line={"color": colour, "width": 3},
+                                 marker={"size": [0, 8, 0] * half}))
+    fig.update_xaxes(visible=False, range=[-1.4, 2.6 * (half - 1) + 1.4], scaleanchor="y")
+    fig.update_yaxes(visible=False, range=[-1.6, 1.3])
+    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.05, "yanchor": "top"})
+    if not sliders:
+        return _style(fig, title, height=360)
+
+    def steps_for(moves: list[tuple[int, int]], what: str) -> list[dict[str, Any]]:
+        out = []
+        for (mm, nn), shift in zip(moves, _CLOCK_SHIFTS, strict=True):
+            st, ttl = _clock_state(q, k, theta, mm, nn, moved=what)
+            out.append({"method": "update", "label": str(shift),
+                        "args": [{"x": [s_["x"] for s_ in st], "y": [s_["y"] for s_ in st]},
+                                 {"title.text": ttl}, [1, 2]]})
+        return out
+
+    both = steps_for([(m + s_, n + s_) for s_ in _CLOCK_SHIFTS], "both moved")
+    query = steps_for([(m + s_, n) for s_ in _CLOCK_SHIFTS], "query moved")
+    fig.update_layout(
+        sliders=[_slider(both, 0, "move query and key by ", y=-0.25, pad_t=10),
+                 _slider(query, 0, "move the query alone by ", y=-0.55, pad_t=10)],
+        margin={"b": 230},
+    )
+    fig = _style(fig, title, height=520)
     fig.update_layout(title={"font": {"size": 13}})
     return fig

@@ -1,7 +1,7 @@
 """Chapter 3's figures: the sinusoidal encoding as clock hands, its wavelengths against a training
 length, and the four terms of an attention logit.
 
-- :func:`clock_hands`: each (sin, cos) pair of ``PE(p)`` as a hand on its own dial, with a slider
+- :func:`clock_hands`: each (sin, cos) pair of ``PE(m)`` as a hand on its own dial, with a slider
   over the position ``p``;
 - :func:`training_arcs`: how far each pair turns over a training length, with a slider over that
   length; pairs that do not complete a turn meet unseen angles beyond it;
@@ -48,13 +48,13 @@ _COLS = 4  # dials per row
 
 
 def _hands(theta: np.ndarray, position: int) -> tuple[list[float | None], list[float | None]]:
-    """Line segments from each dial's centre to (sin pθ_i, cos pθ_i) on it, None-separated."""
+    """Line segments from each dial's centre to (sin mθ_i, cos mθ_i) on it, None-separated."""
     xs: list[float | None] = []
     ys: list[float | None] = []
     for i, th in enumerate(theta):
         cx, cy = 2.6 * (i % _COLS), -2.6 * (i // _COLS)
         angle = position * float(th)
-        # the pair is (sin, cos): draw sin on x and cos on y, so p = 0 points up, like 12 o'clock
+        # the pair is (sin, cos): draw sin on x and cos on y, so m = 0 points up, like 12 o'clock
         xs += [cx, round(cx + math.sin(angle), 4), None]
         ys += [cy, round(cy + math.cos(angle), 4), None]
     return xs, ys
@@ -62,7 +62,7 @@ def _hands(theta: np.ndarray, position: int) -> tuple[list[float | None], list[f
 
 def clock_hands(dim: int = 16, base: float = 10000.0, position: int = 10, *,
                 sliders: bool = True) -> go.Figure:
-    """``PE(p)`` as ``dim/2`` clock hands: pair ``i`` points at angle ``p·θ_i`` on its own dial.
+    """``PE(m)`` as ``dim/2`` clock hands: pair ``i`` points at angle ``m·θ_i`` on its own dial.
 
     Parameters
     ----------
@@ -78,7 +78,7 @@ def clock_hands(dim: int = 16, base: float = 10000.0, position: int = 10, *,
     Returns
     -------
     plotly.graph_objects.Figure
-        One dial per pair; the hand of pair ``i`` is ``(sin pθ_i, cos pθ_i)``.
+        One dial per pair; the hand of pair ``i`` is ``(sin mθ_i, cos mθ_i)``.
     """
     dim = _even(dim, "dim", 2, 32)
     base = _base(base)
@@ -101,7 +101,7 @@ def clock_hands(dim: int = 16, base: float = 10000.0, position: int = 10, *,
     rows = -(-len(theta) // _COLS)
     fig.update_xaxes(visible=False, range=[-1.4, 2.6 * (_COLS - 1) + 1.4], scaleanchor="y")
     fig.update_yaxes(visible=False, range=[-2.6 * (rows - 1) - 1.6, 1.3])
-    title = f"PE(p) as {len(theta)} clock hands (d = {dim}, b = {base:g})"
+    title = f"PE(m) as {len(theta)} clock hands (d = {dim}, b = {base:g})"
     if sliders:
         grid = sorted(set(POSITION_GRID) | {position})
         steps = []
@@ -109,7 +109,7 @@ def clock_hands(dim: int = 16, base: float = 10000.0, position: int = 10, *,
             hx, hy = _hands(theta, p)
             steps.append({"method": "restyle", "label": str(p),
                           "args": [{"x": [hx], "y": [hy]}, [len(theta)]]})
-        fig.update_layout(sliders=[_slider(steps, grid.index(position), "position p = ")],
+        fig.update_layout(sliders=[_slider(steps, grid.index(position), "position m = ")],
                           margin={"b": 90})
     return _style(fig, title, height=170 * rows + 170)
 
