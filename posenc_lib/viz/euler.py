@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from ..euler import euler_partial_sums, rotate_complex
 from ..sinusoidal import sinusoidal_frequencies
-from ._checks import _base, _bool, _even, _int, _lists, _np, _real
+from ._checks import _base, _bool, _even, _int, _lists, _np, _real, _seed
 from ._style import COLORWAY, GRID, MUTED, _slider, _style, _with
 
 __all__ = [
@@ -546,8 +546,7 @@ def rope_clock_figure(
     base = _base(base)
     m = _int(m, "m", 0, 10**4)
     n = _int(n, "n", 0, 10**4)
-    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = _seed(seed)
     sliders = _bool(sliders, "sliders")
     theta = _np(sinusoidal_frequencies(dim, base))
     rng = np.random.default_rng(int(seed))
