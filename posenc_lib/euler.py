@@ -6,7 +6,7 @@ rotates a complex number by ``θ``, which is RoPE in two dimensions.
 
 In floating point the series has a limit of its own: for a large ``|θ|`` the terms grow to about
 ``e^{|θ|}/√(2π|θ|)`` before they shrink, and adding numbers that large to reach a sum of size 1
-cancels away every correct digit (:func:`euler_rounding_bound`).
+cancels away every correct digit (:func:`euler_rounding_scale`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ __all__ = [
     "EULER_WARN_BOUND",
     "euler_partial_sums",
     "euler_rounding_bound",
+    "euler_rounding_scale",
     "rotate_complex",
 ]
 
@@ -33,14 +34,16 @@ EULER_WARN_BOUND = 1e-8
 EULER_REFUSE_BOUND = 1e-2
 
 
-def euler_rounding_bound(theta: float, n_terms: int) -> float:
-    """The size of float64's rounding error in the partial sums of ``Σ_k (iθ)^k / k!``.
+def euler_rounding_scale(theta: float, n_terms: int) -> float:
+    """The scale of float64's rounding error in the partial sums of ``Σ_k (iθ)^k / k!``.
 
     ``eps · max_{k < n_terms} |θ|^k / k!``: the largest term added, times float64's machine
     epsilon (``2.2e-16``). Each addition rounds at the scale of the numbers added, so once terms of
     size ``M`` have been added, the sums carry errors of about ``eps·M`` — and the sum the series
     converges to, ``e^{iθ}``, has size 1. At ``θ = 10`` the largest term is about 2 756 and the
-    bound 6e-13; at ``θ = 40`` it is about 3.3 (every digit lost).
+    scale 6e-13; at ``θ = 40`` it is about 3.3 (every digit lost). It is a scale, not a bound: the
+    rounding errors of the many large terms add up, so the measured error can exceed it by a
+    factor up to about the number of terms.
 
     Parameters
     ----------
@@ -52,7 +55,7 @@ def euler_rounding_bound(theta: float, n_terms: int) -> float:
     Returns
     -------
     float
-        The bound, computed from logarithms (no overflow, no summation).
+        The scale, computed from logarithms (no overflow, no summation).
     """
     theta = abs(check_real(theta, "theta"))
     n_terms = check_int(n_terms, "n_terms", minimum=1, what="a positive integer (>= 1)")
@@ -65,12 +68,16 @@ def euler_rounding_bound(theta: float, n_terms: int) -> float:
     return float(torch.finfo(torch.float64).eps) * math.exp(min(log_term, 700.0))
 
 
+#: The former name of :func:`euler_rounding_scale` (it is a scale, not a bound).
+euler_rounding_bound = euler_rounding_scale
+
+
 def euler_partial_sums(theta: float, n_terms: int) -> torch.Tensor:
     """Partial sums of the exponential series at ``iθ``.
 
     Entry ``N − 1`` is ``Σ_{k<N} (iθ)^k / k!`` for ``N = 1 … n_terms``; in exact arithmetic the
     sums converge to ``e^{iθ} = cos θ + i sin θ``. In float64 they carry rounding errors of about
-    :func:`euler_rounding_bound` ``(θ, n_terms)``: above ``EULER_WARN_BOUND`` (1e-8) a
+    :func:`euler_rounding_scale` ``(θ, n_terms)``: above ``EULER_WARN_BOUND`` (1e-8) a
     ``RuntimeWarning`` says so, and above ``EULER_REFUSE_BOUND`` (1e-2), where the "converged" sum
     would keep two correct digits at most (``|θ| > 34.1`` with enough terms), a ``ValueError``
     refuses.
@@ -91,7 +98,7 @@ def euler_partial_sums(theta: float, n_terms: int) -> torch.Tensor:
     n_terms = check_int(n_terms, "n_terms", minimum=1, what="a positive integer (>= 1)")
     if n_terms > 100_000:
         raise ValueError(f"n_terms must be <= 100000, got {n_terms}")
-    bound = euler_rounding_bound(theta, n_terms)
+    bound = euler_rounding_scale(theta, n_terms)
     if bound > EULER_REFUSE_BOUND:
         raise ValueError(
             f"theta = {theta} with n_terms = {n_terms}: float64 cannot sum this series — its "

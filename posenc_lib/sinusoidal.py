@@ -2,9 +2,9 @@
 
 .. math::
 
-    \\mathrm{PE}(p, 2i) = \\sin(p\\,\\omega_i), \\quad
-    \\mathrm{PE}(p, 2i+1) = \\cos(p\\,\\omega_i), \\quad
-    \\omega_i = b^{-2i/d}.
+    \\mathrm{PE}(m, 2i) = \\sin(m\\,\\theta_i), \\quad
+    \\mathrm{PE}(m, 2i+1) = \\cos(m\\,\\theta_i), \\quad
+    \\theta_i = b^{-2i/d}.
 
 Everything is computed in float64 and cast at the end, so the table stays accurate at large
 positions even when the caller wants float32 or half precision.
@@ -186,8 +186,7 @@ def sinusoidal_complex(seq_len: int, dim: int, base: float = 10000.0) -> torch.T
     seq_len = check_length(seq_len, "seq_len")
     dim = check_dim(dim)
     base = check_base(base)
-    if seq_len * dim > 2**27:
-        raise ValueError(f"seq_len * dim must be <= 2**27 entries, got {seq_len} * {dim}")
+    check_size(("seq_len", seq_len), ("dim", dim // 2), what="the (seq_len, dim/2) complex table")
     angles = torch.outer(
         torch.arange(seq_len, dtype=torch.float64), sinusoidal_frequencies(dim, base)
     )
@@ -283,13 +282,16 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.pe = table.to(device=self.pe.device)
         return self
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Return ``dropout(x + PE[:seq])``.
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        """Return ``dropout(x + PE[offset : offset + seq])``.
 
         Parameters
         ----------
         x : torch.Tensor
             Shape ``(batch, seq, dim)`` (any leading dimensions are accepted), floating point.
+        offset : int
+            Position of ``x``'s first row (0 … ``max_len − seq``). With a KV cache, the tokens of
+            a decoding step start at the number of tokens already cached, not at 0.
 
         Returns
         -------
@@ -300,12 +302,14 @@ class SinusoidalPositionalEncoding(nn.Module):
         seq, dim = x.shape[-2], x.shape[-1]
         if dim != self.dim:
             raise ValueError(f"x.shape[-1] must equal dim = {self.dim}, got {dim}")
-        if seq > self.max_len:
+        offset = check_int(offset, "offset", minimum=0)
+        if offset + seq > self.max_len:
             raise ValueError(
-                f"sequence length seq = {seq} (x.shape[-2]) exceeds max_len = {self.max_len}; "
+                f"offset + seq = {offset} + {seq} (x.shape[-2]) exceeds max_len = {self.max_len}; "
                 "build the module with a larger max_len"
             )
-        return self.dropout(x + self.pe[:seq].to(dtype=x.dtype, device=x.device))
+        table = self.pe[offset : offset + seq]
+        return self.dropout(x + table.to(dtype=x.dtype, device=x.device))
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, max_len={self.max_len}, base={self.base}"

@@ -113,3 +113,56 @@ def test_cancellation_warns_then_refuses() -> None:
     assert EULER_WARN_BOUND < EULER_REFUSE_BOUND
     with pytest.raises(ValueError, match="n_terms"):
         euler_partial_sums(1.0, 10**6)
+
+
+def test_rounding_scale_is_a_scale_not_a_bound() -> None:
+    # At θ = 30 the measured error of 200 terms exceeds ε·M (the rounding errors of many large terms
+    # add up) but stays within a factor of the number of terms.
+    from posenc_lib.euler import euler_rounding_scale
+
+    with pytest.warns(RuntimeWarning):
+        error = abs(
+            euler_partial_sums(30.0, 200)[-1].item() - complex(math.cos(30.0), math.sin(30.0))
+        )
+    scale = euler_rounding_scale(30.0, 200)
+    assert euler_rounding_bound is euler_rounding_scale
+    assert 1e-8 < error < 200 * scale
+
+
+_COMPLEX32_PROBE = """
+import json, warnings, torch
+def caught(make):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = make()
+    return result, [str(w.message) for w in seen]
+half, on_view = caught(
+    lambda: torch.view_as_complex(torch.tensor([[1.0, 2.0]], dtype=torch.float16))
+)
+square, on_first = caught(lambda: half * half)  # (1 + 2i)^2 = -3 + 4i, a new complex32 tensor
+_, on_second = caught(lambda: half * half)
+print(json.dumps({"dtypes": [str(half.dtype), str(square.dtype)],
+                  "square": [square.item().real, square.item().imag],
+                  "view": on_view, "first": on_first, "second": on_second}))
+"""
+
+
+def test_complex32_pitfall_as_chapter_4_states_it() -> None:
+    # Chapter 4's pitfall: float16 views as complex32 silently; the first new complex32 tensor warns
+    # "ComplexHalf support is experimental", once per process (so a fresh process is watched).
+    import json
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", _COMPLEX32_PROBE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    seen = json.loads(run.stdout)
+    assert seen["dtypes"] == ["torch.complex32", "torch.complex32"]
+    assert seen["square"] == [-3.0, 4.0]
+    assert seen["view"] == [] and seen["second"] == []
+    assert any("ComplexHalf support is experimental" in m for m in seen["first"])

@@ -382,3 +382,56 @@ def test_shared_turn_readout_is_the_same_at_every_step() -> None:
     assert step.args[0]["x"][0][1] == pytest.approx(math.cos(1 + math.pi / 2), abs=1e-4)
     with pytest.raises(ValueError, match="alpha"):
         shared_turn_figure(alpha=float("nan"))
+
+
+def test_shared_turn_second_slider_turns_z2_alone_and_changes_the_readout() -> None:
+    from posenc_lib.viz.euler import shared_turn_figure
+
+    fig = shared_turn_figure(alpha=1.0, beta=0.25)
+    lag_steps = fig.layout.sliders[1].steps
+    for i, step in enumerate(lag_steps):
+        lag = round(2 * math.pi * i / 24, 4)  # the slider's grid: 0 … 2π in 24 steps
+        diff = 0.75 - lag  # α − (β + lag)
+        sign = "+" if math.sin(diff) >= -5e-4 else "−"
+        assert step.args[1]["title.text"].endswith(
+            f"= {math.cos(diff):.3f} {sign} {abs(math.sin(diff)):.3f} i"
+        )
+        assert step.args[0]["x"][0][1] == pytest.approx(math.cos(1.0), abs=1e-4)  # z₁ stays put
+    assert len({s.args[1]["title.text"].split("=", 1)[1] for s in lag_steps}) > 20
+
+
+def test_phasor_sum_ends_at_the_similarity_and_reads_roformers_bound() -> None:
+    from posenc_lib import sinusoidal_frequencies
+    from posenc_lib.viz.euler import phasor_sum_figure
+
+    dim, base = 64, 10000.0
+    theta = sinusoidal_frequencies(dim, base).double()
+    fig = phasor_sum_figure(dim, base, offset=20.0)
+    path = fig.data[0]
+    assert (path.x[0], path.y[0]) == (0.0, 0.0) and len(path.x) == dim // 2 + 1
+    assert path.x[-1] == pytest.approx(torch.cos(20 * theta).sum().item(), abs=1e-3)
+    assert path.y[-1] == pytest.approx(torch.sin(20 * theta).sum().item(), abs=1e-3)
+    steps = {s.label: s for s in fig.layout.sliders[0].steps}
+    assert "f(r) = mean |S_j| = 16.50" in steps["0"].args[1]["title.text"]  # (d/2 + 1)/2 at r = 0
+    with pytest.raises(ValueError, match="dim"):
+        phasor_sum_figure(dim=63)
+
+
+def test_rope_clock_score_depends_on_the_offset_only() -> None:
+    import numpy as np
+
+    from posenc_lib import sinusoidal_frequencies
+    from posenc_lib.viz.euler import rope_clock_figure
+
+    fig = rope_clock_figure(dim=8, m=5, n=2, seed=3)
+    both, query = fig.layout.sliders
+    assert len({s.args[1]["title.text"].rsplit("=", 1)[1] for s in both.steps}) == 1
+    assert len({s.args[1]["title.text"].rsplit("=", 1)[1] for s in query.steps}) > 10
+    # The hands of pair 0 (θ = 1) move by one radian per position: after a shift of 4 both hands
+    # of dial 0 have turned by 4 rad.
+    theta = sinusoidal_frequencies(8).numpy()
+    q0 = complex(fig.data[1].x[1], fig.data[1].y[1])
+    q4 = complex(both.steps[1].args[0]["x"][0][1], both.steps[1].args[0]["y"][0][1])
+    assert q4 == pytest.approx(q0 * np.exp(4j * theta[0]), abs=1e-3)
+    with pytest.raises(ValueError, match="dim"):
+        rope_clock_figure(dim=18)

@@ -79,3 +79,29 @@ def test_logit_terms_figure_plots_the_terms() -> None:
 def test_bad_arguments_name_the_parameter(call, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_position_term_figure_flat_for_commuting_projections_and_drifting_for_a_generic_one():
+    from posenc_lib.viz.sinusoid import position_term_figure
+
+    fig = position_term_figure(dim=32, offset=4, shift=5)
+    identity, shift, commuting, generic = (np.array(trace.y) for trace in fig.data)
+    theta = sinusoidal_frequencies(32).double()
+    assert np.allclose(identity, torch.cos(4 * theta).sum().item(), atol=1e-3)
+    assert np.allclose(shift, torch.cos(9 * theta).sum().item(), atol=1e-3)  # Σ cos((k + j)θ)
+    assert np.ptp(commuting) < 1e-3 and np.ptp(generic) > 1
+    with pytest.raises(ValueError, match="dim"):
+        position_term_figure(dim=7)
+
+
+def test_patch_similarity_is_the_sum_of_the_two_axes():
+    from posenc_lib import sinusoidal_similarity
+    from posenc_lib.viz.sinusoid import patch_similarity_figure
+
+    fig = patch_similarity_figure(grid=6, dim=16, patch=2, sliders=False)
+    z = np.array(fig.data[0].z)
+    s = sinusoidal_similarity(8, 10000.0, max_distance=6).numpy()  # entry 6 + k: offset k
+    expected = s[6 + np.arange(6) - 2][:, None] + s[6 + np.arange(6) - 2][None, :]
+    assert np.allclose(z, expected, atol=1e-3) and z[2, 2] == pytest.approx(8.0)  # d/2
+    with pytest.raises(ValueError, match="multiple of 4"):
+        patch_similarity_figure(dim=6)

@@ -142,7 +142,7 @@ def test_module_dropout_applies_only_in_training() -> None:
 
 def test_module_rejects_too_long_sequences_and_wrong_dim() -> None:
     module = SinusoidalPositionalEncoding(8, max_len=10)
-    with pytest.raises(ValueError, match=r"seq = 11.*max_len = 10"):
+    with pytest.raises(ValueError, match=r"0 \+ 11.*max_len = 10"):
         module(torch.zeros(1, 11, 8))
     with pytest.raises(ValueError, match="dim = 8"):
         module(torch.zeros(1, 5, 6))
@@ -202,3 +202,20 @@ def test_module_casts_keep_the_table_in_float64() -> None:
     module.half()
     assert module.pe.dtype == torch.float64
     assert module(x.half()).dtype == torch.float16
+
+
+def test_module_offset_is_the_position_of_the_first_row():
+    # A decoding step with a KV cache: one new token at position 7 gets PE(7), not PE(0).
+    module = SinusoidalPositionalEncoding(16, max_len=32)
+    x = torch.zeros(2, 1, 16, dtype=torch.float64)
+    table = sinusoidal_table(32, 16, dtype=torch.float64)
+    assert torch.equal(module(x, offset=7)[0, 0], table[7])
+    assert not torch.allclose(module(x, offset=7)[0, 0], table[0])
+    # The whole sequence in one call equals the same rows fed in two chunks.
+    full = torch.randn(1, 10, 16, dtype=torch.float64)
+    chunks = torch.cat([module(full[:, :6]), module(full[:, 6:], offset=6)], dim=1)
+    assert torch.equal(module(full), chunks)
+    with pytest.raises(ValueError, match=r"offset \+ seq = 30 \+ 3.*max_len = 32"):
+        module(torch.zeros(1, 3, 16), offset=30)
+    with pytest.raises(ValueError, match="offset"):
+        module(x, offset=-1)

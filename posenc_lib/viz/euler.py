@@ -14,10 +14,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..euler import euler_partial_sums, rotate_complex
-from ._checks import _bool, _int, _lists, _np, _real
+from ..sinusoidal import sinusoidal_frequencies
+from ._checks import _base, _bool, _even, _int, _lists, _np, _real, _seed
 from ._style import COLORWAY, GRID, MUTED, _slider, _style, _with
 
 __all__ = [
+    "phasor_sum_figure",
+    "rope_clock_figure",
     "rotation_figure",
     "shared_turn_figure",
     "unit_circle",
@@ -77,7 +80,7 @@ def unit_circle(theta: float = 1.0, n_terms: int = 6, *, sliders: bool = True) -
     ----------
     theta : float
         The angle θ in radians (−4π … 4π; beyond, float64 sums lose digits to cancellation, see
-        :func:`posenc_lib.euler.euler_rounding_bound`).
+        :func:`posenc_lib.euler.euler_rounding_scale`).
     n_terms : int
         Terms of ``Σ (iθ)^k / k!`` summed (1 … 200).
     sliders : bool
@@ -326,15 +329,18 @@ def rotation_figure(
 _SHIFT_GRID = tuple(np.round(np.linspace(0.0, 2 * np.pi, 25), 4).tolist())
 
 
-def _shared_turn_state(z1: complex, z2: complex, shift: float) -> tuple[list[dict[str, Any]], str]:
+def _shared_turn_state(
+    z1: complex, z2: complex, shift: float, lag: float | None = None
+) -> tuple[list[dict[str, Any]], str]:
     w1 = complex(rotate_complex(complex(z1), shift))  # z1·e^{i·shift}
-    w2 = complex(rotate_complex(complex(z2), shift))
+    w2 = complex(rotate_complex(complex(z2), shift + (lag or 0.0)))  # z2 turned once more
     product = w1 * w2.conjugate()
     traces = [
         {"x": [0.0, round(w1.real, 4)], "y": [0.0, round(w1.imag, 4)]},
         {"x": [0.0, round(w2.real, 4)], "y": [0.0, round(w2.imag, 4)]},
     ]
-    title = (f"shared turn {shift:.2f} rad: z₁·conj(z₂) = {product.real:.3f} "
+    what = f"shared turn {shift:.2f} rad" if lag is None else f"z₂ alone turned {lag:.2f} rad"
+    title = (f"{what}: z₁·conj(z₂) = {product.real:.3f} "
              f"{'+' if product.imag >= 0 else '−'} {abs(product.imag):.3f} i")
     return traces, title
 
@@ -342,11 +348,13 @@ def _shared_turn_state(z1: complex, z2: complex, shift: float) -> tuple[list[dic
 def shared_turn_figure(
     alpha: float = 1.2, beta: float = 0.3, shift: float = 0.0, *, sliders: bool = True
 ) -> go.Figure:
-    """Two unit-length arrows at angles ``α`` and ``β``, both turned by a shared ``shift``.
+    """Two unit-length arrows at angles ``α`` and ``β``, turned together or one of them alone.
 
-    The readout in the title is ``z₁·conj(z₂)`` for the turned arrows: its real part is their dot
-    product, its imaginary part ``sin(α − β)``; neither moves when both arrows turn together,
-    which is the identity rotary embeddings are built on.
+    The readout in the title is ``z₁·conj(z₂) = e^{i(α − β)}`` for the turned arrows: its real
+    part is their dot product, its imaginary part ``sin(α − β)``. The first slider turns both
+    arrows by a shared amount and the readout does not move, the identity rotary embeddings are
+    built on; the second turns ``z₂`` alone (starting again from ``α``, ``β``), which changes
+    ``α − β`` and with it the readout.
 
     Parameters
     ----------
@@ -355,7 +363,7 @@ def shared_turn_figure(
     shift : float
         Shared turn shown first (−10π … 10π; added to the slider's grid 0 … 2π).
     sliders : bool
-        Add a slider over the shared turn.
+        Add a slider over the shared turn and one over a turn of ``z₂`` alone (0 … 2π).
 
     Returns
     -------
@@ -391,10 +399,199 @@ def shared_turn_figure(
         steps.append({"method": "update", "label": f"{sh:.2f}",
                       "args": [{"x": [t["x"] for t in st], "y": [t["y"] for t in st]},
                                {"title.text": ttl}, [1, 2]]})
+    lags = list(_SHIFT_GRID)
+    lag_steps = []
+    for lag in lags:
+        st, ttl = _shared_turn_state(z1, z2, 0.0, lag)
+        lag_steps.append({"method": "update", "label": f"{lag:.2f}",
+                          "args": [{"x": [t["x"] for t in st], "y": [t["y"] for t in st]},
+                                   {"title.text": ttl}, [1, 2]]})
     fig.update_layout(
-        sliders=[_slider(steps, shifts.index(shift), "shared turn (rad) = ", y=-0.26, pad_t=10)],
+        sliders=[_slider(steps, shifts.index(shift), "turn both (rad) = ", y=-0.22, pad_t=10),
+                 _slider(lag_steps, 0, "turn z₂ alone (rad) = ", y=-0.42, pad_t=10)],
+        margin={"b": 230},
+    )
+    fig = _style(fig, title, height=680)
+    fig.update_layout(title={"font": {"size": 14}})
+    return fig
+
+
+_OFFSET_GRID = (0, 1, 2, 3, 5, 8, 13, 20, 30, 50, 80, 130, 200, 300, 500, 800, 1300, 2000)
+
+
+def _phasor_state(theta: np.ndarray, offset: float) -> tuple[dict[str, Any], str]:
+    phases = np.exp(1j * offset * theta)  # e^{i·r·θ_i}, one unit arrow per pair
+    partial = np.concatenate([[0.0], np.cumsum(phases)])  # S_0 = 0, S_1, …, S_{d/2}
+    half = len(theta)
+    similarity = float(partial[-1].real)
+    bound = float(np.abs(partial[1:]).mean())
+    title = (f"r = {offset:g}: Re Σ e^(irθ_i) = Σ cos(rθ_i) = {similarity:.2f} (of {half});  "
+             f"f(r) = mean |S_j| = {bound:.2f}")
+    trace = {"x": partial.real.round(4).tolist(), "y": partial.imag.round(4).tolist()}
+    return trace, title
+
+
+def phasor_sum_figure(
+    dim: int = 64, base: float = 10000.0, offset: float = 20.0, *, sliders: bool = True
+) -> go.Figure:
+    """The phasors ``e^{i r θ_i}`` of the ``d/2`` pairs laid head to tail, for one offset ``r``.
+
+    The path ends at ``Σ_i e^{irθ_i}``: its real part is the similarity ``Σ_i cos(rθ_i)`` of two
+    sinusoidal encodings ``r`` apart, and the mean distance of the path's vertices ``S_j`` from the
+    origin is RoFormer's relative upper bound ``f(r)`` on RoPE scores. At ``r = 0`` the arrows
+    line up (length ``d/2``); as ``r`` grows the fast pairs' arrows curl up, the path stays short.
+
+    Parameters
+    ----------
+    dim : int
+        Even width ``d`` (2 … 1024).
+    base : float
+        Base ``b`` of ``θ_i = b^(−2i/d)``.
+    offset : float
+        Offset ``r`` shown first (0 … 10⁶; added to the slider's grid 0 … 2000).
+    sliders : bool
+        Add a slider over ``r``.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: the head-to-tail path ``0, S_1, …, S_{d/2}`` and its end point.
+    """
+    dim = _even(dim, "dim", 2, 1024)
+    base = _base(base)
+    offset = _real(offset, "offset", 0.0, 1e6)
+    sliders = _bool(sliders, "sliders")
+    theta = _np(sinusoidal_frequencies(dim, base))
+    trace, title = _phasor_state(theta, offset)
+    fig = go.Figure(go.Scatter(**trace, mode="lines+markers", name="partial sums S_j",
+                               line={"color": COLORWAY[0], "width": 2}, marker={"size": 4},
+                               hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=[0.0, 0.0], y=[0.0, 0.0], mode="markers", name="origin",
+                             marker={"color": MUTED, "size": 9}, hoverinfo="skip"))
+    half = dim // 2
+    fig.update_layout(
+        xaxis={"title": {"text": "real part"}, "range": [-0.35 * half, 1.05 * half]},
+        yaxis={"title": {"text": "imaginary part"}, "range": [-0.35 * half, 0.7 * half],
+               "scaleanchor": "x"},
+        legend={"orientation": "h", "x": 0.0, "y": -0.15, "yanchor": "top"},
+    )
+    if not sliders:
+        return _style(fig, title, height=560)
+    offsets = _with(_OFFSET_GRID, offset)
+    steps = []
+    for off in offsets:
+        st, ttl = _phasor_state(theta, off)
+        steps.append({"method": "update", "label": f"{off:g}",
+                      "args": [{"x": [st["x"]], "y": [st["y"]]}, {"title.text": ttl}, [0]]})
+    fig.update_layout(
+        sliders=[_slider(steps, offsets.index(offset), "offset r = ", y=-0.26, pad_t=10)],
         margin={"b": 150},
     )
-    fig = _style(fig, title, height=600)
-    fig.update_layout(title={"font": {"size": 14}})
+    fig = _style(fig, title, height=640)
+    fig.update_layout(title={"font": {"size": 13}})
+    return fig
+
+
+_CLOCK_SHIFTS = tuple(range(0, 61, 4))
+
+
+def _clock_state(
+    q: np.ndarray, k: np.ndarray, theta: np.ndarray, m: int, n: int, *, moved: str
+) -> tuple[list[dict[str, Any]], str]:
+    """Arrows of q turned by mθ_i and k turned by nθ_i, one dial per pair, and the score."""
+    q_rot, k_rot = q * np.exp(1j * m * theta), k * np.exp(1j * n * theta)
+    traces = []
+    for z in (q_rot, k_rot):
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for i, w in enumerate(z):
+            cx = 2.6 * i
+            xs += [cx, round(cx + float(w.real), 4), None]
+            ys += [0.0, round(float(w.imag), 4), None]
+        traces.append({"x": xs, "y": ys})
+    score = float((q_rot * k_rot.conj()).real.sum())
+    title = f"{moved}: m = {m}, n = {n}, m − n = {m - n}; score qᵀk = {score:.3f}"
+    return traces, title
+
+
+def rope_clock_figure(
+    dim: int = 8, base: float = 10000.0, m: int = 5, n: int = 2, *, seed: int = 0,
+    sliders: bool = True,
+) -> go.Figure:
+    """RoPE as ``d/2`` clocks: pair ``i`` of a query turns by ``mθ_i`` and of a key by ``nθ_i``.
+
+    The hands turn at different speeds (``θ_i = b^(−2i/d)``); the score ``qᵀk`` of the rotated
+    vectors depends only on ``m − n``. The first slider moves query and key together (the score
+    does not change); the second moves the query alone (it does).
+
+    Parameters
+    ----------
+    dim : int
+        Even width ``d`` (2 … 16; one dial per pair).
+    base : float
+        Base ``b``.
+    m, n : int
+        Query and key positions shown first (0 … 10⁴).
+    seed : int
+        Seed of the random query and key pairs (lengths 0.5 … 1).
+    sliders : bool
+        Add the two sliders (shifts 0 … 60).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: the dials, the query's hands, the key's hands.
+    """
+    dim = _even(dim, "dim", 2, 16)
+    base = _base(base)
+    m = _int(m, "m", 0, 10**4)
+    n = _int(n, "n", 0, 10**4)
+    seed = _seed(seed)
+    sliders = _bool(sliders, "sliders")
+    theta = _np(sinusoidal_frequencies(dim, base))
+    rng = np.random.default_rng(int(seed))
+    half = dim // 2
+    q = rng.uniform(0.5, 1.0, half) * np.exp(1j * rng.uniform(0, 2 * np.pi, half))
+    k = rng.uniform(0.5, 1.0, half) * np.exp(1j * rng.uniform(0, 2 * np.pi, half))
+    t = np.linspace(0, 2 * np.pi, 61)
+    fig = go.Figure()
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for i in range(half):
+        xs += [*np.round(2.6 * i + np.cos(t), 3).tolist(), None]
+        ys += [*np.round(np.sin(t), 3).tolist(), None]
+        fig.add_annotation(x=2.6 * i, y=-1.3, showarrow=False, font={"size": 11, "color": MUTED},
+                           text=f"pair {i}: θ = {theta[i]:.3g}")
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": GRID, "width": 1.5},
+                             hoverinfo="skip", showlegend=False))
+    traces, title = _clock_state(q, k, theta, m, n, moved="start")
+    for trace, name, colour in zip(traces, ("query q, turned by mθ_i", "key k, turned by nθ_i"),
+                                   (COLORWAY[0], COLORWAY[5]), strict=True):
+        fig.add_trace(go.Scatter(**trace, mode="lines+markers", name=name, hoverinfo="skip",
+                                 line={"color": colour, "width": 3},
+                                 marker={"size": [0, 8, 0] * half}))
+    fig.update_xaxes(visible=False, range=[-1.4, 2.6 * (half - 1) + 1.4], scaleanchor="y")
+    fig.update_yaxes(visible=False, range=[-1.6, 1.3])
+    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.05, "yanchor": "top"})
+    if not sliders:
+        return _style(fig, title, height=360)
+
+    def steps_for(moves: list[tuple[int, int]], what: str) -> list[dict[str, Any]]:
+        out = []
+        for (mm, nn), shift in zip(moves, _CLOCK_SHIFTS, strict=True):
+            st, ttl = _clock_state(q, k, theta, mm, nn, moved=what)
+            out.append({"method": "update", "label": str(shift),
+                        "args": [{"x": [s_["x"] for s_ in st], "y": [s_["y"] for s_ in st]},
+                                 {"title.text": ttl}, [1, 2]]})
+        return out
+
+    both = steps_for([(m + s_, n + s_) for s_ in _CLOCK_SHIFTS], "both moved")
+    query = steps_for([(m + s_, n) for s_ in _CLOCK_SHIFTS], "query moved")
+    fig.update_layout(
+        sliders=[_slider(both, 0, "move query and key by ", y=-0.25, pad_t=10),
+                 _slider(query, 0, "move the query alone by ", y=-0.55, pad_t=10)],
+        margin={"b": 230},
+    )
+    fig = _style(fig, title, height=520)
+    fig.update_layout(title={"font": {"size": 13}})
     return fig

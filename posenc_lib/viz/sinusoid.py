@@ -1,7 +1,7 @@
 """Chapter 3's figures: the sinusoidal encoding as clock hands, its wavelengths against a training
 length, and the four terms of an attention logit.
 
-- :func:`clock_hands`: each (sin, cos) pair of ``PE(p)`` as a hand on its own dial, with a slider
+- :func:`clock_hands`: each (sin, cos) pair of ``PE(m)`` as a hand on its own dial, with a slider
   over the position ``p``;
 - :func:`training_arcs`: how far each pair turns over a training length, with a slider over that
   length; pairs that do not complete a turn meet unseen angles beyond it;
@@ -22,8 +22,13 @@ import plotly.graph_objects as go
 import torch
 
 from ..decay_law import similarity_limit, similarity_log_law
-from ..sinusoidal import sinusoidal_frequencies
-from ._checks import _base, _even, _int, _lists, _np
+from ..sinusoidal import (
+    pair_multiplication_matrix,
+    sinusoidal_frequencies,
+    sinusoidal_shift_matrix,
+    sinusoidal_table,
+)
+from ._checks import _base, _even, _int, _lists, _np, _seed
 from ._style import COLORWAY, GRID, MUTED, _slider, _style
 
 __all__ = [
@@ -32,6 +37,8 @@ __all__ = [
     "clock_hands",
     "decay_law_figure",
     "logit_terms_figure",
+    "patch_similarity_figure",
+    "position_term_figure",
     "training_arcs",
 ]
 
@@ -41,13 +48,13 @@ _COLS = 4  # dials per row
 
 
 def _hands(theta: np.ndarray, position: int) -> tuple[list[float | None], list[float | None]]:
-    """Line segments from each dial's centre to (sin pθ_i, cos pθ_i) on it, None-separated."""
+    """Line segments from each dial's centre to (sin mθ_i, cos mθ_i) on it, None-separated."""
     xs: list[float | None] = []
     ys: list[float | None] = []
     for i, th in enumerate(theta):
         cx, cy = 2.6 * (i % _COLS), -2.6 * (i // _COLS)
         angle = position * float(th)
-        # the pair is (sin, cos): draw sin on x and cos on y, so p = 0 points up, like 12 o'clock
+        # the pair is (sin, cos): draw sin on x and cos on y, so m = 0 points up, like 12 o'clock
         xs += [cx, round(cx + math.sin(angle), 4), None]
         ys += [cy, round(cy + math.cos(angle), 4), None]
     return xs, ys
@@ -55,7 +62,7 @@ def _hands(theta: np.ndarray, position: int) -> tuple[list[float | None], list[f
 
 def clock_hands(dim: int = 16, base: float = 10000.0, position: int = 10, *,
                 sliders: bool = True) -> go.Figure:
-    """``PE(p)`` as ``dim/2`` clock hands: pair ``i`` points at angle ``p·θ_i`` on its own dial.
+    """``PE(m)`` as ``dim/2`` clock hands: pair ``i`` points at angle ``m·θ_i`` on its own dial.
 
     Parameters
     ----------
@@ -71,7 +78,7 @@ def clock_hands(dim: int = 16, base: float = 10000.0, position: int = 10, *,
     Returns
     -------
     plotly.graph_objects.Figure
-        One dial per pair; the hand of pair ``i`` is ``(sin pθ_i, cos pθ_i)``.
+        One dial per pair; the hand of pair ``i`` is ``(sin mθ_i, cos mθ_i)``.
     """
     dim = _even(dim, "dim", 2, 32)
     base = _base(base)
@@ -94,7 +101,7 @@ def clock_hands(dim: int = 16, base: float = 10000.0, position: int = 10, *,
     rows = -(-len(theta) // _COLS)
     fig.update_xaxes(visible=False, range=[-1.4, 2.6 * (_COLS - 1) + 1.4], scaleanchor="y")
     fig.update_yaxes(visible=False, range=[-2.6 * (rows - 1) - 1.6, 1.3])
-    title = f"PE(p) as {len(theta)} clock hands (d = {dim}, b = {base:g})"
+    title = f"PE(m) as {len(theta)} clock hands (d = {dim}, b = {base:g})"
     if sliders:
         grid = sorted(set(POSITION_GRID) | {position})
         steps = []
@@ -102,7 +109,7 @@ def clock_hands(dim: int = 16, base: float = 10000.0, position: int = 10, *,
             hx, hy = _hands(theta, p)
             steps.append({"method": "restyle", "label": str(p),
                           "args": [{"x": [hx], "y": [hy]}, [len(theta)]]})
-        fig.update_layout(sliders=[_slider(steps, grid.index(position), "position p = ")],
+        fig.update_layout(sliders=[_slider(steps, grid.index(position), "position m = ")],
                           margin={"b": 90})
     return _style(fig, title, height=170 * rows + 170)
 
@@ -297,3 +304,151 @@ def decay_law_figure(dim: int = 512, base: float = 10000.0, max_distance: int = 
         fig.update_layout(sliders=[_slider(steps, grid.index(base), "base b = ")],
                           margin={"b": 130})
     return _style(fig, f"The decay law at d = {dim}", height=560)
+
+
+_TERM_OFFSETS = tuple(range(-12, 13))
+
+
+def _projections(dim: int, base: float, seed: int, shift: int) -> dict[str, torch.Tensor]:
+    """The four projections ``A`` of :func:`position_term_figure`, float64 ``(dim, dim)``."""
+    gen = torch.Generator().manual_seed(seed)
+    random_a = torch.randn(dim, dim, generator=gen, dtype=torch.float64) / math.sqrt(dim)
+    w = torch.randn(dim // 2, generator=gen, dtype=torch.complex128)
+    return {
+        "A = I (plain dot product)": torch.eye(dim, dtype=torch.float64),
+        f"A = M({shift}) (a shift)": sinusoidal_shift_matrix(shift, dim, base),
+        "A commutes with every shift (random w)": pair_multiplication_matrix(w),
+        "A random (generic)": random_a,
+    }
+
+
+def _position_terms(
+    projections: Mapping[str, torch.Tensor], dim: int, base: float, m: torch.Tensor, offset: int
+) -> list[list[float]]:
+    pe_m = sinusoidal_table(len(m), dim, base, dtype=torch.float64, positions=m)
+    pe_n = sinusoidal_table(len(m), dim, base, dtype=torch.float64, positions=m + offset)
+    return [
+        _lists(((pe_m @ a) * pe_n).sum(-1), 4)  # PE(m)ᵀ A PE(m + k) for every m
+        for a in projections.values()
+    ]
+
+
+def position_term_figure(
+    dim: int = 64, base: float = 10000.0, offset: int = 3, *, shift: int = 5, seed: int = 1,
+    sliders: bool = True,
+) -> go.Figure:
+    """The position–position term ``PE(m)ᵀ A PE(m + k)`` along the sequence, for four ``A``.
+
+    ``A = I`` gives a flat line at ``Σ cos(kθ_i)``, the same at ``+k`` and ``−k``; a shift
+    ``A = M(j)`` and any ``A`` that commutes with every shift give flat lines that differ between
+    ``+k`` and ``−k`` (a signed, relative signal); a generic random ``A`` gives a line that drifts
+    with the absolute position ``m``.
+
+    Parameters
+    ----------
+    dim : int
+        Even width ``d`` (2 … 512).
+    base : float
+        Base ``b``.
+    offset : int
+        Offset ``k = n − m`` shown first (−10⁴ … 10⁴; added to the slider's grid −12 … 12).
+    shift : int
+        ``j`` of the shift ``A = M(j)`` (−10⁴ … 10⁴).
+    seed : int
+        Seed of the random ``A`` and of the random weights ``w`` of the commuting ``A``.
+    sliders : bool
+        Add a slider over ``k``.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Four lines over ``m = 0 … 199``.
+    """
+    dim = _even(dim, "dim", 2, 512)
+    base = _base(base)
+    offset = _int(offset, "offset", -(10**4), 10**4)
+    shift = _int(shift, "shift", -(10**4), 10**4)
+    seed = _seed(seed)
+    if not isinstance(sliders, bool):
+        raise TypeError(f"sliders must be a bool, got {type(sliders).__name__}")
+    projections = _projections(dim, base, seed, shift)
+    m = torch.arange(200, dtype=torch.float64)
+    fig = go.Figure()
+    for j, (name, y) in enumerate(
+        zip(projections, _position_terms(projections, dim, base, m, offset), strict=True)
+    ):
+        hover = f"{name}<br>m = %{{x}}<br>%{{y:.3f}}<extra></extra>"
+        fig.add_trace(go.Scatter(x=m.tolist(), y=y, mode="lines", name=name,
+                                 line={"color": COLORWAY[j], "width": 2}, hovertemplate=hover))
+    fig.update_xaxes(title_text="query position m (key at n = m + k)")
+    fig.update_yaxes(title_text="PE(m)ᵀ A PE(m + k)")
+    fig.update_layout(legend={"orientation": "h", "y": -0.22, "x": 0.0})
+    title = "Position–position term along the sequence: flat lines depend on k alone"
+    if not sliders:
+        fig.update_layout(margin={"b": 150})
+        return _style(fig, f"{title} (k = {offset})", height=520)
+    offsets = sorted(set(_TERM_OFFSETS) | {offset})
+    steps = [{"method": "restyle", "label": f"{k}",
+              "args": [{"y": _position_terms(projections, dim, base, m, k)}]} for k in offsets]
+    fig.update_layout(sliders=[_slider(steps, offsets.index(offset), "offset k = ", y=-0.42,
+                                       pad_t=10)], margin={"b": 220})
+    return _style(fig, title, height=600)
+
+
+def _patch_state(table: torch.Tensor, grid: int, patch: int) -> list[list[float]]:
+    return _lists((table @ table[patch]).reshape(grid, grid), 3)
+
+
+def patch_similarity_figure(
+    grid: int = 14, dim: int = 64, base: float = 10000.0, patch: int = 7, *, sliders: bool = True
+) -> go.Figure:
+    """Dot products of one image patch's 2-D sinusoidal encoding with every patch of the grid.
+
+    The 2-D table gives half the features to the column and half to the row (MAE's order), each a
+    1-D table of width ``d/2``; the dot product is the sum of the two axes' similarities, so the
+    map is a cross-shaped ridge centred on the chosen patch and depends only on ``(Δr, Δc)``.
+
+    Parameters
+    ----------
+    grid : int
+        Patches per side (2 … 64).
+    dim : int
+        Width ``d``, a multiple of 4 (4 … 1024).
+    base : float
+        Base ``b``.
+    patch : int
+        The chosen patch is ``(patch, patch)`` on the diagonal (0 … grid − 1).
+    sliders : bool
+        Add a slider moving the chosen patch along the diagonal.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One heatmap, rows top to bottom.
+    """
+    grid = _int(grid, "grid", 2, 64)
+    dim = _int(dim, "dim", 4, 1024)
+    if dim % 4:
+        raise ValueError(f"dim must be a multiple of 4 (two halves of (sin, cos) pairs), got {dim}")
+    base = _base(base)
+    patch = _int(patch, "patch", 0, grid - 1)
+    if not isinstance(sliders, bool):
+        raise TypeError(f"sliders must be a bool, got {type(sliders).__name__}")
+    axis = sinusoidal_table(grid, dim // 2, base, dtype=torch.float64)
+    rows, cols = torch.meshgrid(torch.arange(grid), torch.arange(grid), indexing="ij")
+    table = torch.cat([axis[cols.flatten()], axis[rows.flatten()]], dim=1)  # [column | row]
+    index = patch * grid + patch
+    fig = go.Figure(go.Heatmap(
+        z=_patch_state(table, grid, index), x=list(range(grid)), y=list(range(grid)),
+        colorscale="RdBu", zmid=0.0, colorbar={"title": {"text": "dot product"}},
+        hovertemplate="row %{y}, column %{x}<br>%{z:.2f}<extra></extra>"))
+    fig.update_xaxes(title_text="column c", constrain="domain")
+    fig.update_yaxes(title_text="row r", autorange="reversed", scaleanchor="x")
+    title = f"PE₂D(r, c) · PE₂D(patch) on a {grid} × {grid} grid, d = {dim}"
+    if not sliders:
+        return _style(fig, title, height=560)
+    steps = [{"method": "restyle", "label": f"({j}, {j})",
+              "args": [{"z": [_patch_state(table, grid, j * grid + j)]}]} for j in range(grid)]
+    fig.update_layout(sliders=[_slider(steps, patch, "chosen patch (r, c) = ", y=-0.12,
+                                       pad_t=10)], margin={"b": 110})
+    return _style(fig, title, height=620)
