@@ -11,8 +11,10 @@ theme; sliders can be moved from the keyboard. Every wait is bounded: a hung chr
 
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
+import json
 import re
 import shutil
 import threading
@@ -32,6 +34,7 @@ TIMEOUT_MS = 30_000
 DESKTOP = {"viewport": {"width": 1366, "height": 900}}
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 FIGURE_BOXES_JS = (Path(__file__).parent / "figure_boxes.js").read_text(encoding="utf-8")
+FIGURE_CONTRAST_JS = (Path(__file__).parent / "figure_contrast.js").read_text(encoding="utf-8")
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 PAGES = built_pages()
 IDS = [p.relative_to(HTML).as_posix() for p in PAGES]
@@ -93,10 +96,16 @@ OTHER_TRANSFER_BYTES = 5_000_000
 
 
 def _open(
-    browser: object, base_url: str, page_path: Path, device: dict | None = None
+    browser: object,
+    base_url: str,
+    page_path: Path,
+    device: dict | None = None,
+    theme: str | None = None,
 ) -> tuple[object, PageVisit]:
     context = browser.new_context(**(device or DESKTOP))  # type: ignore[attr-defined]
     context.set_default_timeout(TIMEOUT_MS)
+    if theme is not None:  # the reader's stored choice, as the theme switch leaves it
+        context.add_init_script(f"localStorage.setItem('mode', '{theme}')")  # type: ignore[attr-defined]
     page = context.new_page()
     visit = PageVisit()
 
@@ -180,9 +189,7 @@ def _use_menu(page: object, figure_index: int) -> bool:
     page.wait_for_timeout(200)
     buttons = figure.locator(".updatemenu-dropdown-button")
     assert buttons.count() >= 2, "a dropdown menu with fewer than two entries"
-    active = page.evaluate(
-        "gd => gd._fullLayout.updatemenus[0].active", figure.element_handle()
-    )
+    active = page.evaluate("gd => gd._fullLayout.updatemenus[0].active", figure.element_handle())
     buttons.nth(1 if active != 1 else 0).click()
     page.wait_for_timeout(400)
     return figure.screenshot() != before
@@ -280,7 +287,8 @@ def test_search_from_a_chapter_finds_the_chapters(browser: object, base_url: str
         # Results are appended one by one; the summary says when the search has finished.
         summary = page.locator("#search-results .search-summary")  # type: ignore[attr-defined]
         page.wait_for_function(  # type: ignore[attr-defined]
-            "el => /found [1-9]/.test(el.innerText)", arg=summary.element_handle(timeout=30_000),
+            "el => /found [1-9]/.test(el.innerText)",
+            arg=summary.element_handle(timeout=30_000),
             timeout=30_000,
         )
         results = page.locator("#search-results ul.search li")  # type: ignore[attr-defined]
@@ -356,8 +364,10 @@ def _a_chapter() -> Path:
 def test_phone_navigation_toggles_open_their_drawers(browser: object, base_url: str) -> None:
     page, visit = _open(browser, base_url, _a_chapter(), PHONE)
     try:
-        for kind, dialog_id in (("primary", "pst-primary-sidebar-modal"),
-                                ("secondary", "pst-secondary-sidebar-modal")):
+        for kind, dialog_id in (
+            ("primary", "pst-primary-sidebar-modal"),
+            ("secondary", "pst-secondary-sidebar-modal"),
+        ):
             toggle = page.locator(f".{kind}-toggle:visible").first  # type: ignore[attr-defined]
             toggle.tap()
             dialog = page.locator(f"#{dialog_id}")  # type: ignore[attr-defined]
@@ -420,11 +430,14 @@ def test_a_swipe_over_a_figure_scrolls_the_page(browser: object, base_url: str) 
         before = page.evaluate("window.scrollY")  # type: ignore[attr-defined]
         ranges = page.evaluate(RANGES_JS, handle)  # type: ignore[attr-defined]
         cdp = page.context.new_cdp_session(page)  # type: ignore[attr-defined]
-        cdp.send("Input.dispatchTouchEvent",
-                 {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+        cdp.send(
+            "Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]}
+        )
         for step in range(1, 11):  # an upward swipe of 250 px
-            cdp.send("Input.dispatchTouchEvent",
-                     {"type": "touchMove", "touchPoints": [{"x": x, "y": y - 25 * step}]})
+            cdp.send(
+                "Input.dispatchTouchEvent",
+                {"type": "touchMove", "touchPoints": [{"x": x, "y": y - 25 * step}]},
+            )
         cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
         page.wait_for_timeout(600)  # type: ignore[attr-defined]
         after = page.evaluate("window.scrollY")  # type: ignore[attr-defined]
@@ -496,13 +509,122 @@ def test_sliders_are_reachable_and_moved_by_keyboard(browser: object, base_url: 
         active = f"gd => gd._fullLayout.sliders[{slider}].active"
         steps = page.evaluate(f"gd => gd._fullLayout.sliders[{slider}].steps.length", handle)  # type: ignore[attr-defined]
         before_active = page.evaluate(active, handle)  # type: ignore[attr-defined]
-        before = figure.screenshot()
+        before = page.evaluate(DATA_JS, handle)  # type: ignore[attr-defined]
         key = "ArrowLeft" if before_active == steps - 1 else "ArrowRight"
         page.keyboard.press(key)  # type: ignore[attr-defined]
         expected = before_active + (-1 if key == "ArrowLeft" else 1)
         page.wait_for_function(f"gd => ({active})(gd) === {expected}", arg=handle, timeout=10_000)  # type: ignore[attr-defined]
-        page.wait_for_timeout(300)  # type: ignore[attr-defined]
-        assert figure.screenshot() != before, "the arrow key moved the slider but not the drawing"
+        # The knob moving is not enough: the step's restyle/update must have changed the data.
+        assert page.evaluate(DATA_JS, handle) != before, "the key moved the knob, not the data"  # type: ignore[attr-defined]
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+# What every slider step of the book changes: the figure's traces (its restyle or update).
+DATA_JS = "gd => JSON.stringify(gd.data)"
+# Each slider's keyboard control: its figure (index, id), slider index, steps, active step, label.
+SLIDER_INPUTS_JS = """() => Array.from(document.querySelectorAll('.posenc-slider-input'))
+  .map(el => {
+  const gd = document.getElementById(el.dataset.figure);
+  const slider = gd._fullLayout.sliders[+el.dataset.slider];
+  const index = Array.from(document.querySelectorAll('.plotly-graph-div')).indexOf(gd);
+  return [index, gd.id, +el.dataset.slider, slider.steps.length, slider.active || 0,
+          slider.currentvalue && slider.currentvalue.prefix || ''];
+})"""
+
+
+@pytest.mark.parametrize("page_path", PAGES, ids=IDS)
+def test_every_slider_steps_its_figures_data_from_the_keyboard(
+    browser: object, base_url: str, page_path: Path
+) -> None:
+    """An arrow key on each slider's keyboard control runs the step: gd.data changes, not the knob
+    alone (its restyle/update must run with what the partial plotly bundle has)."""
+    page, visit = _open(browser, base_url, page_path)
+    try:
+        _wait_for_figures(page)
+        n_sliders = page.evaluate(  # type: ignore[attr-defined]
+            "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+            ".reduce((n, gd) => n + (gd._fullLayout.sliders || []).length, 0)"
+        )
+        inputs = page.evaluate(SLIDER_INPUTS_JS)  # type: ignore[attr-defined]
+        assert len(inputs) == n_sliders, f"{n_sliders} sliders but {len(inputs)} keyboard controls"
+        if not inputs:
+            pytest.skip("no slider on this page")
+        figures = page.locator(".plotly-graph-div")  # type: ignore[attr-defined]
+        unmoved = []
+        for figure_index, figure_id, slider, steps, active, prefix in inputs:
+            figure = figures.nth(figure_index)
+            figure.scroll_into_view_if_needed()
+            handle = figure.element_handle()
+            page.locator(  # type: ignore[attr-defined]
+                f".posenc-slider-input[data-figure='{figure_id}'][data-slider='{slider}']"
+            ).focus()
+            before = page.evaluate(DATA_JS, handle)  # type: ignore[attr-defined]
+            at_end = active == steps - 1
+            key, expected = ("ArrowLeft", active - 1) if at_end else ("ArrowRight", active + 1)
+            page.keyboard.press(key)  # type: ignore[attr-defined]
+            page.wait_for_function(  # type: ignore[attr-defined]
+                f"gd => gd._fullLayout.sliders[{slider}].active === {expected}",
+                arg=handle,
+                timeout=10_000,
+            )
+            if page.evaluate(DATA_JS, handle) == before:  # type: ignore[attr-defined]
+                unmoved.append(f"figure {figure_index}, slider {slider} ({prefix!r})")
+        assert unmoved == [], f"the arrow key moved the knob but not the data: {unmoved}"
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+# WCAG 2.x: 4.5:1 for text (plotly's tick labels and notes are 10-14 px, "normal" text).
+MIN_CONTRAST = 4.5
+
+
+def _text_contrasts(page: object, figure: object) -> list[dict]:
+    """Every text piece of a figure with its contrast against the pixels painted behind it."""
+    page.evaluate(f"() => {{ window.posencContrast = {FIGURE_CONTRAST_JS}; }}")  # type: ignore[attr-defined]
+    figure.scroll_into_view_if_needed()  # type: ignore[attr-defined]
+    handle = figure.element_handle()  # type: ignore[attr-defined]
+    pieces = page.evaluate("gd => window.posencContrast.collect(gd)", handle)  # type: ignore[attr-defined]
+    backdrop = base64.b64encode(figure.screenshot()).decode("ascii")  # type: ignore[attr-defined]
+    return page.evaluate(  # type: ignore[attr-defined]
+        "args => window.posencContrast.measure(args)", ["[data-contrast-probe]", pieces, backdrop]
+    )
+
+
+@pytest.mark.parametrize("page_path", PAGES, ids=IDS)
+def test_figure_text_is_readable_in_the_dark_theme(
+    browser: object, base_url: str, page_path: Path
+) -> None:
+    """Every piece of every figure's text against the colour actually painted behind it: >= 4.5:1.
+
+    The backdrop is a screenshot of the figure with its text hidden, so it is what the reader sees
+    behind the text: the page, the theme's output box, the plot area, a legend, a heatmap cell.
+    """
+    page, visit = _open(browser, base_url, page_path, DESKTOP, theme="dark")
+    try:
+        assert page.evaluate("document.documentElement.dataset.theme") == "dark"  # type: ignore[attr-defined]
+        count = _wait_for_figures(page)
+        if not count:
+            pytest.skip("no figure on this page")
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+            ".every(gd => gd.getAttribute('data-figure-theme') === 'dark')",
+            timeout=10_000,
+        )
+        figures = page.locator(".plotly-graph-div")  # type: ignore[attr-defined]
+        low = []
+        for index in range(count):
+            pieces = _text_contrasts(page, figures.nth(index))
+            assert len(pieces) >= 3, f"figure {index}: only {len(pieces)} pieces of text measured"
+            low += [
+                f"figure {index} {p['kind']} {p['text']!r}: {p['ratio']:.2f}:1 "
+                f"(ink {p['colour']} on {p['backdrop']})"
+                for p in sorted(pieces, key=lambda p: p["ratio"])
+                if p["ratio"] < MIN_CONTRAST
+            ]
+        assert low == [], f"{len(low)} text pieces below {MIN_CONTRAST}:1: {json.dumps(low[:8])}"
         assert visit.console_errors == [], visit.console_errors
     finally:
         page.context.close()  # type: ignore[attr-defined]
