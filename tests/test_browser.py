@@ -628,3 +628,70 @@ def test_figure_text_is_readable_in_the_dark_theme(
         assert visit.console_errors == [], visit.console_errors
     finally:
         page.context.close()  # type: ignore[attr-defined]
+
+
+# Each table on the page: [height, width, its box's width, the box's overflow-x, the words split
+# across two lines, the cells of more than one line narrower than WRAPPED_CELL_MIN_PX].
+# A "word" runs between spaces and hyphens (a line may break after a hyphen, as in print).
+WRAPPED_CELL_MIN_PX = 160  # 10em: a cell that wraps does so because its text is long
+TABLES_JS = """min => Array.from(document.querySelectorAll('.bd-article table')).map(table => {
+  const box = table.closest('.pst-scrollable-table-container') || table.parentElement;
+  const split = [], crushed = [];
+  // Lines as the rows of text boxes: two boxes whose middles are 8 px apart or more (half a line;
+  // code and prose on one line differ by a pixel or two) are on two lines.
+  const lineCount = (middles) => middles.sort((a, b) => a - b)
+    .filter((y, i, all) => i === 0 || y - all[i - 1] >= 8).length;
+  table.querySelectorAll('td, th').forEach(cell => {
+    const middles = [];
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest('mjx-container')) continue;
+      for (const m of node.data.matchAll(/[^\\s\\-\u2010-\u2014]+[\\-\u2010-\u2014]?/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const mids = Array.from(range.getClientRects()).filter(r => r.width > 0)
+          .map(r => (r.top + r.bottom) / 2);
+        middles.push(...mids);
+        if (lineCount(mids) > 1) split.push(m[0]);
+      }
+    }
+    const lines = { size: lineCount(middles) };
+    const style = getComputedStyle(cell);
+    const inner = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    if (lines.size > 1 && inner < min) crushed.push(`${cell.innerText.slice(0, 30)} (${inner} px)`);
+  });
+  const rect = table.getBoundingClientRect();
+  return [Math.round(rect.height), Math.round(rect.width), box.clientWidth,
+          getComputedStyle(box).overflowX, split, crushed];
+})"""
+
+
+@pytest.mark.parametrize("page_path", PAGES, ids=IDS)
+def test_phone_tables_keep_their_words_whole_and_scroll_sideways(
+    browser: object, base_url: str, page_path: Path
+) -> None:
+    """At 390 px no table cell breaks inside a word or wraps in a crushed column; a table wider
+    than the screen scrolls in its own box (chapter 8's presets table was 4 543 px tall)."""
+    if "<table" not in page_path.read_text(encoding="utf-8"):
+        pytest.skip("no table on this page")
+    page, visit = _open(browser, base_url, page_path, PHONE)
+    try:
+        _wait_for_math(page)
+        problems = []
+        for index, (height, width, box_width, overflow, split, crushed) in enumerate(
+            page.evaluate(TABLES_JS, WRAPPED_CELL_MIN_PX)  # type: ignore[attr-defined]
+        ):
+            where = f"table {index} ({width}×{height} px)"
+            if split:
+                problems.append(f"{where}: words split across lines: {split[:5]}")
+            if crushed:
+                problems.append(f"{where}: wrapped in a crushed column: {crushed[:3]}")
+            if width > box_width + 1 and overflow not in ("auto", "scroll"):
+                problems.append(f"{where}: wider than its {box_width} px box, not scrolling")
+        assert problems == []
+        scroll_width, inner_width = page.evaluate(PAGE_WIDTH_JS)  # type: ignore[attr-defined]
+        assert scroll_width <= inner_width, f"{scroll_width} px wide on a {inner_width} px screen"
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
