@@ -89,3 +89,21 @@ def test_contributing_lists_every_chapter_label() -> None:
     assert missing == [], f"CONTRIBUTING.md does not list {missing}"
     stale = sorted(set(re.findall(r"`(ch-[a-z0-9-]+)`", listed)) - labels)
     assert stale == [], f"CONTRIBUTING.md lists labels no chapter has: {stale}"
+
+
+CPU_INDEX = "--index-url https://download.pytorch.org/whl/cpu"
+LIBRARY = '"posenc_lib @ git+https://github.com/positional-encoding-book/positional-encoding-book"'
+
+
+@pytest.mark.parametrize("path", ["README.md", "chapters/appendix/install.md"])
+def test_the_cpu_install_is_two_lines_torch_first_at_the_pinned_version(path: str) -> None:
+    """torch from PyTorch's CPU index at the version the reader's set pins, then the library."""
+    pinned = re.search(
+        r"^torch==(\S+)", (ROOT / "requirements" / "reader.txt").read_text(encoding="utf-8"), re.M
+    )
+    assert pinned, "requirements/reader.txt pins no torch"
+    lines = [line.strip() for line in (ROOT / path).read_text(encoding="utf-8").splitlines()]
+    torch_line = f"pip install torch=={pinned.group(1)} {CPU_INDEX}"
+    assert torch_line in lines, f"{path} lacks `{torch_line}`"
+    after = lines[lines.index(torch_line) + 1]
+    assert after == f"pip install {LIBRARY}", f"{path}: the library line must follow, got {after!r}"
