@@ -695,3 +695,47 @@ def test_phone_tables_keep_their_words_whole_and_scroll_sideways(
         assert visit.console_errors == [], visit.console_errors
     finally:
         page.context.close()  # type: ignore[attr-defined]
+
+
+IN_WORD_HIGHLIGHTS_JS = """() => Array.from(document.querySelectorAll('span.highlighted'))
+  .filter(s => {
+  const word = /[\\p{L}\\p{N}_]/u;
+  const b = s.previousSibling, a = s.nextSibling;
+  return (b && b.nodeType === 3 && word.test(b.data.slice(-1))) ||
+         (a && a.nodeType === 3 && word.test(a.data.charAt(0)));
+}).map(s => s.parentNode.textContent.slice(0, 60))"""
+
+
+def test_search_matches_are_whole_words_and_stay_on_the_result_page(
+    browser: object, base_url: str
+) -> None:
+    """A search result opens with its matches highlighted, none inside a longer word ("rope" in
+    "properties"); the next page the reader goes to shows no highlight left from the search."""
+    page, visit = _open(browser, base_url, HTML / "search.html")
+    try:
+        page.goto(f"{base_url}/search.html?q=rope")  # type: ignore[attr-defined]
+        summary = page.locator("#search-results .search-summary")  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "el => /found [1-9]/.test(el.innerText)",
+            arg=summary.element_handle(timeout=30_000),
+            timeout=30_000,
+        )
+        page.locator("#search-results ul.search li a").first.click()  # type: ignore[attr-defined]
+        page.wait_for_load_state("load")  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "document.querySelectorAll('span.highlighted').length > 0", timeout=10_000
+        )
+        page.wait_for_timeout(300)  # type: ignore[attr-defined]
+        inside = page.evaluate(IN_WORD_HIGHLIGHTS_JS)  # type: ignore[attr-defined]
+        assert inside == [], f"{page.url}: {len(inside)} matches inside words: {inside[:5]}"  # type: ignore[attr-defined]
+        # Leave for another page (not from the search page): nothing highlighted there.
+        page.evaluate(  # type: ignore[attr-defined]
+            "localStorage.setItem('sphinx_highlight_terms', 'rope')"  # as a search left it
+        )
+        page.goto(f"{base_url}/chapters/03_sinusoidal.html")  # type: ignore[attr-defined]
+        page.wait_for_timeout(500)  # type: ignore[attr-defined]
+        left = page.evaluate("document.querySelectorAll('span.highlighted').length")  # type: ignore[attr-defined]
+        assert left == 0, f"{left} matches of an earlier search highlighted on a later page"
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]

@@ -27,3 +27,41 @@
     bind();
   }
 })();
+
+// Search matches: Sphinx's sphinx_highlight.js highlights, on the next page loaded, the terms the
+// search page left in localStorage, whichever page that is, and highlights them inside words too
+// ("p[rope]rties" for "rope"). Here: the terms are kept only when this page was opened from the
+// search page's results, and a match inside a longer word is un-highlighted.
+(function () {
+  'use strict';
+  var KEY = 'sphinx_highlight_terms';
+  var fromSearch = false;
+  try {
+    fromSearch = /\/search\.html$/.test(new URL(document.referrer).pathname);
+  } catch (e) { /* no referrer */ }
+  try {
+    if (!fromSearch) localStorage.removeItem(KEY);
+  } catch (e) { /* storage blocked */ }
+
+  function wordChar(ch) { return !!ch && /[\p{L}\p{N}_]/u.test(ch); }
+  function unwrapInsideWords() {
+    document.querySelectorAll('span.highlighted').forEach(function (span) {
+      var before = span.previousSibling;
+      var after = span.nextSibling;
+      var prev = before && before.nodeType === 3 ? before.data.slice(-1) : '';
+      var next = after && after.nodeType === 3 ? after.data.charAt(0) : '';
+      if (wordChar(prev) || wordChar(next)) {
+        var parent = span.parentNode;
+        parent.replaceChild(document.createTextNode(span.textContent), span);
+        parent.normalize();
+      }
+    });
+  }
+  // sphinx_highlight.js highlights 10 ms after DOMContentLoaded; this runs after it.
+  function later() { window.setTimeout(unwrapInsideWords, 60); }
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', later);
+  } else {
+    later();
+  }
+})();
