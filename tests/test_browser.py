@@ -321,6 +321,21 @@ EQUATIONS_JS = """Array.from(document.querySelectorAll('div.math mjx-container')
 })"""
 
 
+# Inline math past the screen's right edge that does not scroll in its own box: [TeX, right].
+INLINE_MATH_CUT_JS = """() => Array.from(
+  document.querySelectorAll('.bd-article mjx-container:not([display="true"])')).filter(el => {
+  if (el.closest('.pst-scrollable-table-container, details:not([open]), .cell_output')) {
+    return false;
+  }
+  const r = el.getBoundingClientRect();
+  const scrolls = ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  return r.width > 0 && r.right > innerWidth + 1 && !scrolls;
+}).map(el => {
+  const item = MathJax.startup.document.getMathItemsWithin(el)[0];
+  return [item ? item.math.slice(0, 60) : '?', Math.round(el.getBoundingClientRect().right)];
+})"""
+
+
 @pytest.mark.parametrize("page_path", PAGES, ids=IDS)
 def test_phone_page_fits_the_screen_and_its_figures_do_not_overlap(
     browser: object, base_url: str, page_path: Path
@@ -336,6 +351,7 @@ def test_phone_page_fits_the_screen_and_its_figures_do_not_overlap(
             if scroll > client + 1:  # wider than its box: it scrolls there, and shows it does
                 assert overflow in ("auto", "scroll"), overflow
                 assert "gradient" in background, "a wide equation without a scroll cue"
+        assert page.evaluate(INLINE_MATH_CUT_JS) == [], "inline math cut at the screen's edge"  # type: ignore[attr-defined]
         assert _figure_problems(page) == [], "figures whose text collides on a phone"
         assert visit.console_errors == [], f"console errors: {visit.console_errors}"
     finally:

@@ -105,15 +105,33 @@
       title.font = Object.assign({}, title.font, { size: 14 });
       title.x = 0.02;
       title.xanchor = 'left';
+      // At the top of the figure, not in the middle of a top margin that fitting may have grown
+      // (chapter 8's first figure had a 95 px blank band above its title on a phone).
+      title.yref = 'container';
+      title.y = 1;
+      title.yanchor = 'top';
+      title.pad = Object.assign({}, title.pad, { t: 8 });
       title.text = wrap(titleText(title), Math.floor((width - 16) / (14 * charWidth)));
       layout.title = title;
     }
 
+    var firstYTitle = layout.yaxis ? titleText(layout.yaxis.title) : '';
     axisKeys(layout).forEach(function (key) {
       var axis = layout[key];
       var domain = axis.domain || [0, 1];
       var t = axis.title;
       var span = key.charAt(0) === 'x' ? plotWidth : (layout.height || 450) * 0.55;
+      // Panels side by side: the second panel's y-axis title, when it repeats the first's, would
+      // stand over the first panel's data (chapter 8's granularity figure); it is left out.
+      if (key !== 'yaxis' && key.charAt(0) === 'y' && firstYTitle && titleText(t) === firstYTitle) {
+        t = { text: '' };
+        axis.title = t;
+      }
+      // A panel a third of a phone wide: three ticks, upright, instead of five turned sideways.
+      if (key.charAt(0) === 'x' && (domain[1] - domain[0]) * plotWidth < 130 && !axis.tickvals &&
+          axis.type !== 'category') {
+        axis.nticks = Math.min(axis.nticks || 3, 3);
+      }
       if (t !== undefined) {
         if (typeof t === 'string') t = { text: t };
         t.text = wrap(titleText(t), Math.floor(span * (domain[1] - domain[0]) / (fontSize * charWidth)));
@@ -345,6 +363,12 @@
     // A box cut at the top or bottom edge: more room there.
     for (var i = 0; i < list.length; i++) {
       var box = list[i];
+      if (box.kind === 'title' && box.y0 < 4 - TOL && full.title.yref === 'container') {
+        // A title pinned to the figure's top (a phone's) whose first line is cut: more padding
+        // (plotly anchors a title of several lines by one of them).
+        update['title.pad.t'] = ((full.title.pad && full.title.pad.t) || 0) + Math.ceil(4 - box.y0);
+        return update;
+      }
       if (box.y0 < -TOL) { grow('top', -box.y0); return update; }
       if (box.y1 > height + TOL) { grow('bottom', box.y1 - height); return update; }
     }
@@ -465,11 +489,29 @@
     return Object.keys(update).length ? update : null;
   }
 
+  // A phone's title sits at the figure's top; what the fitting left between it and the first box
+  // below it (legend, menu, subplot title or plot) beyond 14 px is given back.
+  function tighten(gd, Plotly) {
+    var full = gd._fullLayout;
+    if (!full || full.width >= NARROW) return Promise.resolve();
+    var list = boxes(gd);
+    var titles = list.filter(function (b) { return b.kind === 'title'; });
+    if (!titles.length) return Promise.resolve();
+    var titleBottom = Math.max.apply(null, titles.map(function (b) { return b.y1; }));
+    var below = list.filter(function (b) { return b.kind !== 'title' && b.y1 > titleBottom; });
+    var firstBelow = Math.min.apply(null, below.map(function (b) { return b.y0; }).concat([full._size.t]));
+    var gap = Math.floor(firstBelow - titleBottom - 14);
+    if (gap < 8 || full.margin.t - gap < 20) return Promise.resolve();
+    var update = { 'margin.t': full.margin.t - gap, height: full.height - gap };
+    gd.style.height = update.height + 'px';
+    return Plotly.relayout(gd, update);
+  }
+
   function fit(gd, Plotly, rounds) {
     gd.setAttribute('data-fit-rounds', String(16 - rounds));
     if (rounds <= 0 || !gd._fullLayout) return Promise.resolve();
     var update = remedy(gd);
-    if (!update) return Promise.resolve();
+    if (!update) return tighten(gd, Plotly);
     if (update.height) gd.style.height = update.height + 'px';
     return Plotly.relayout(gd, update).then(function () { return fit(gd, Plotly, rounds - 1); });
   }

@@ -65,3 +65,41 @@
     later();
   }
 })();
+
+// Inline math wider than its line (MathJax 3 does not break it): on a phone such a formula ran past
+// the screen's edge, cut (chapter 8's ∫ sin(α b^{-u}) du, chapter 5's long identities). It gets the
+// class posenc-wide-inline, which phone.css turns into a box that scrolls sideways, as a wide
+// display equation does. Measured again when the width changes.
+(function () {
+  'use strict';
+  var CLASS = 'posenc-wide-inline';
+  function lineWidth(el) {
+    var block = el.closest('p, li, dd, dt, td, th, figcaption, .admonition') || el.parentElement;
+    var style = getComputedStyle(block);
+    return block.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  }
+  function mark() {
+    var inline = document.querySelectorAll('mjx-container:not([display="true"])');
+    inline.forEach(function (el) { el.classList.remove(CLASS); });
+    inline.forEach(function (el) {
+      var width = el.getBoundingClientRect().width;
+      if (width > 0 && width > lineWidth(el) + 0.5) el.classList.add(CLASS);
+    });
+  }
+  var tries = 0;
+  function whenTypeset() {
+    var mj = window.MathJax;
+    if (mj && mj.startup && mj.startup.promise && mj.startup.document) {
+      mj.startup.promise.then(mark);
+      return;
+    }
+    if (++tries < 100) window.setTimeout(whenTypeset, 200);  // MathJax loads after this script
+  }
+  if (!document.querySelector('.math')) return;
+  whenTypeset();
+  var timer = null;
+  window.addEventListener('resize', function () {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(mark, 250);
+  });
+})();
