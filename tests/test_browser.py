@@ -741,7 +741,7 @@ def test_search_matches_are_whole_words_and_stay_on_the_result_page(
         page.wait_for_function(  # type: ignore[attr-defined]
             "document.querySelectorAll('span.highlighted').length > 0", timeout=10_000
         )
-        page.wait_for_timeout(300)  # type: ignore[attr-defined]
+        page.wait_for_timeout(3_500)  # type: ignore[attr-defined]  # navigation.js's last look
         inside = page.evaluate(IN_WORD_HIGHLIGHTS_JS)  # type: ignore[attr-defined]
         assert inside == [], f"{page.url}: {len(inside)} matches inside words: {inside[:5]}"  # type: ignore[attr-defined]
         # Leave for another page (not from the search page): nothing highlighted there.
@@ -752,6 +752,48 @@ def test_search_matches_are_whole_words_and_stay_on_the_result_page(
         page.wait_for_timeout(500)  # type: ignore[attr-defined]
         left = page.evaluate("document.querySelectorAll('span.highlighted').length")  # type: ignore[attr-defined]
         assert left == 0, f"{left} matches of an earlier search highlighted on a later page"
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+SNIPPETS_JS = (
+    "Array.from(document.querySelectorAll('#search-results p.context')).map(p => p.innerText)"
+)
+# The visible search box: [where its text starts, where the magnifier icon ends] (px).
+SEARCH_BOX_JS = """() => {
+  const input = Array.from(document.querySelectorAll('form.bd-search input'))
+    .find(el => el.getBoundingClientRect().width > 0);
+  const icon = input.closest('form').querySelector('.fa-magnifying-glass');
+  return [input.getBoundingClientRect().left + parseFloat(getComputedStyle(input).paddingLeft),
+          icon.getBoundingClientRect().right]; }"""
+
+
+@pytest.mark.parametrize("query", ["rotary", "theta"])
+def test_search_snippets_show_the_query_in_plain_text(
+    browser: object, base_url: str, query: str
+) -> None:
+    """Each result's snippet is cut around the query (not the page header's "...Binder"), its
+    math written plainly (θ, not \\theta); the magnifier does not cover the box's first letter."""
+    page, visit = _open(browser, base_url, HTML / "search.html", PHONE)
+    try:
+        page.goto(f"{base_url}/search.html?q={query}")  # type: ignore[attr-defined]
+        summary = page.locator("#search-results .search-summary")  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "el => /found [1-9]/.test(el.innerText)",
+            arg=summary.element_handle(timeout=30_000),
+            timeout=30_000,
+        )
+        snippets = page.evaluate(SNIPPETS_JS)  # type: ignore[attr-defined]
+        assert len(snippets) >= 3, snippets
+        tex = [s for s in snippets if re.search(r"\\[a-zA-Z]+|\\\(|\\\[", s)]
+        assert tex == [], f"raw TeX in snippets: {tex[:3]}"
+        # θ is how "theta" reads once the math is plain; a result may match by title only.
+        words = (query, "θ") if query == "theta" else (query,)
+        with_query = [s for s in snippets if any(w in s.lower() for w in words)]
+        assert len(with_query) >= 0.8 * len(snippets), f"snippets without {query!r}: {snippets}"
+        text_start, icon_end = page.evaluate(SEARCH_BOX_JS)  # type: ignore[attr-defined]
+        assert text_start >= icon_end + 2, f"text at {text_start} px, magnifier to {icon_end} px"
         assert visit.console_errors == [], visit.console_errors
     finally:
         page.context.close()  # type: ignore[attr-defined]
