@@ -336,6 +336,39 @@ INLINE_MATH_CUT_JS = """() => Array.from(
 })"""
 
 
+# On a phone: a figure's title at its top (no blank band above it), and no axis title over the
+# plot area of another panel (a side panel's y-axis title over its neighbour's data).
+PHONE_FIGURE_GLITCHES_JS = """() => Array.from(document.querySelectorAll('.plotly-graph-div'))
+  .flatMap((gd, index) => {
+  const frame = gd.getBoundingClientRect();
+  const problems = [];
+  const title = gd.querySelector('.infolayer .g-gtitle text');
+  if (title && title.textContent.trim()) {
+    const gap = title.getBoundingClientRect().top - frame.top;
+    if (gap > 24) problems.push(`figure ${index}: ${Math.round(gap)} px blank above the title`);
+  }
+  const areas = Array.from(gd.querySelectorAll('.draglayer .nsewdrag')).map(el => {
+    const r = el.getBoundingClientRect();
+    const sub = el.parentNode.getAttribute('class').split(' ').find(c => /^x\\d*y\\d*$/.test(c));
+    return { sub, x0: r.left, x1: r.right, y0: r.top, y1: r.bottom };
+  });
+  gd.querySelectorAll('.infolayer > g[class^="g-y"][class$="title"] text').forEach(t => {
+    const r = t.getBoundingClientRect();
+    if (r.width < 1 || !t.textContent.trim()) return;
+    const axis = t.parentNode.getAttribute('class').replace(/^g-|title$/g, '');
+    areas.forEach(a => {
+      const own = a.sub && a.sub.endsWith(axis) && a.sub.slice(a.sub.indexOf('y')) === axis;
+      const w = Math.min(r.right, a.x1) - Math.max(r.left, a.x0);
+      const h = Math.min(r.bottom, a.y1) - Math.max(r.top, a.y0);
+      if (!own && w > 2 && h > 2) {
+        problems.push(`figure ${index}: ${axis} title over the plot of ${a.sub}`);
+      }
+    });
+  });
+  return problems;
+})"""
+
+
 @pytest.mark.parametrize("page_path", PAGES, ids=IDS)
 def test_phone_page_fits_the_screen_and_its_figures_do_not_overlap(
     browser: object, base_url: str, page_path: Path
@@ -353,6 +386,7 @@ def test_phone_page_fits_the_screen_and_its_figures_do_not_overlap(
                 assert "gradient" in background, "a wide equation without a scroll cue"
         assert page.evaluate(INLINE_MATH_CUT_JS) == [], "inline math cut at the screen's edge"  # type: ignore[attr-defined]
         assert _figure_problems(page) == [], "figures whose text collides on a phone"
+        assert page.evaluate(PHONE_FIGURE_GLITCHES_JS) == []  # type: ignore[attr-defined]
         assert visit.console_errors == [], f"console errors: {visit.console_errors}"
     finally:
         page.context.close()  # type: ignore[attr-defined]

@@ -410,6 +410,21 @@
           }
           continue;
         }
+        if ((A.kind === 'axis title' && /^yaxis/.test(A.ref) && (B.kind === 'plot area' || B.kind === 'tick label')) ||
+            (B.kind === 'axis title' && /^yaxis/.test(B.ref) && (A.kind === 'plot area' || A.kind === 'tick label'))) {
+          // A right-hand panel's y-axis title over the panel on its left: that panel ends
+          // before the title (panels side by side on a phone).
+          var yTitle = A.kind === 'axis title' ? A : B;
+          var area = yTitle === A ? B : A;
+          var own = xAxisOf(gd, yTitle.ref.replace('axis', ''));
+          var left = typeof area.ref === 'string' ? full[area.ref] : null;
+          if (area.ref !== own && left && left.domain && (area.x0 + area.x1) / 2 < (yTitle.x0 + yTitle.x1) / 2) {
+            var cutBack = (area.x1 - yTitle.x0 + 6) / size.w;
+            update[area.ref + '.domain'] = [left.domain[0], Math.max(left.domain[0] + 0.2, left.domain[1] - cutBack)];
+            return update;
+          }
+          continue;
+        }
         if (A.kind === 'title' || B.kind === 'title') {
           // The title hangs from the top of the figure, everything else from the plot: more
           // room at the top moves the rest down, below the title.
