@@ -28,7 +28,10 @@
 - The themes' sidebar toggles are bound to a hidden button (pydata-sphinx-theme 0.17.1,
   sphinx-book-theme 1.3.0): ``navigation.js`` makes the visible ones forward their click to it.
   ``phone.css`` keeps every page within a phone's width (long code and signatures wrap, wide
-  equations scroll inside their box with a shadow cue) and lets a swipe over a figure scroll.
+  equations and inline formulas scroll inside their box with a shadow cue, tables keep their words
+  whole and scroll sideways) and lets a swipe over a figure scroll; on any screen it keeps a
+  figure's output box dark in the dark theme. ``navigation.js`` also keeps search highlights to
+  the result page (whole words) and writes the search page's snippets around the query.
 - Thebe (live code on the page, loaded from a CDN) is not used: its scripts and styles are dropped,
   which also removes the "THEBE_JS_URL has already been declared" console error. So are
   sphinx-design's (jupyter-book loads it; the book uses none of its tabs, grids or cards).
