@@ -178,6 +178,34 @@ def _is_unused_asset(asset: object) -> bool:
     return any(name in filename for name in UNUSED_ASSETS) or "THEBE_JS_URL" in body
 
 
+# The book's own scripts and stylesheet, as served: their comments and indentation dropped (they
+# are written to be read in the repository; a chapter's cold read-through is held to 4 MB by the
+# browser test). Only whole-line // comments (none of the scripts has a template literal) and
+# /* */ blocks (the stylesheet has no string holding one).
+OWN_SCRIPTS = ("figures.js", "navigation.js", "search.js")
+OWN_STYLES = ("phone.css",)
+COMMENT_LINE = re.compile(r"^\s*//.*\n", re.M)
+CSS_COMMENT = re.compile(r"/\*.*?\*/\s*", re.S)
+
+
+def _slim_own_assets(app: Sphinx, exc: Exception | None) -> None:
+    if exc is not None or app.builder.format != "html":
+        return
+    for names, comments in ((OWN_SCRIPTS, COMMENT_LINE), (OWN_STYLES, CSS_COMMENT)):
+        for name in names:
+            served = Path(app.outdir) / "_static" / name
+            if served.is_file():
+                text = comments.sub("", served.read_text(encoding="utf-8"))
+                served.write_text(re.sub(r"^[ \t]+", "", text, flags=re.M), encoding="utf-8")
+
+
+def _add_search_snippets(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
+) -> None:
+    if pagename == "search":  # snippets around the query, math written plainly (search.js)
+        app.add_js_file("search.js", priority=800, defer="defer")
+
+
 def _drop_unused(
     app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
 ) -> None:
@@ -200,5 +228,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("build-finished", _drop_search_scripts)
     app.connect("build-finished", _empty_fontawesome)
     app.connect("build-finished", _download_the_reader_notebooks)
+    app.connect("build-finished", _slim_own_assets)
+    app.connect("html-page-context", _add_search_snippets)
     app.connect("html-page-context", _drop_unused, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}
