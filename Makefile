@@ -66,7 +66,7 @@ browser:  ## make sure Debian's chromium and a CJK font are installed (installs 
 test: book browser  ## build the book, then run every test
 	$(BIN)/python -m pytest
 
-test-lib: $(STAMP)  ## only the library tests (fast; no book build, no browser)
+test-lib: $(STAMP)  ## only the library tests (no book build, no browser; 1.5-2.5 min on 2 cores)
 	$(BIN)/python -m pytest -m "not book and not browser and not reader_env"
 
 # jupyter_config/ (added to JUPYTER_CONFIG_PATH) opens .md chapters as notebooks and keeps the

@@ -28,7 +28,10 @@
 - The themes' sidebar toggles are bound to a hidden button (pydata-sphinx-theme 0.17.1,
   sphinx-book-theme 1.3.0): ``navigation.js`` makes the visible ones forward their click to it.
   ``phone.css`` keeps every page within a phone's width (long code and signatures wrap, wide
-  equations scroll inside their box with a shadow cue) and lets a swipe over a figure scroll.
+  equations and inline formulas scroll inside their box with a shadow cue, tables keep their words
+  whole and scroll sideways) and lets a swipe over a figure scroll; on any screen it keeps a
+  figure's output box dark in the dark theme. ``navigation.js`` also keeps search highlights to
+  the result page (whole words) and writes the search page's snippets around the query.
 - Thebe (live code on the page, loaded from a CDN) is not used: its scripts and styles are dropped,
   which also removes the "THEBE_JS_URL has already been declared" console error. So are
   sphinx-design's (jupyter-book loads it; the book uses none of its tabs, grids or cards).
@@ -175,6 +178,34 @@ def _is_unused_asset(asset: object) -> bool:
     return any(name in filename for name in UNUSED_ASSETS) or "THEBE_JS_URL" in body
 
 
+# The book's own scripts and stylesheet, as served: their comments and indentation dropped (they
+# are written to be read in the repository; a chapter's cold read-through is held to 4 MB by the
+# browser test). Only whole-line // comments (none of the scripts has a template literal) and
+# /* */ blocks (the stylesheet has no string holding one).
+OWN_SCRIPTS = ("figures.js", "navigation.js", "search.js")
+OWN_STYLES = ("phone.css",)
+COMMENT_LINE = re.compile(r"^\s*//.*\n", re.M)
+CSS_COMMENT = re.compile(r"/\*.*?\*/\s*", re.S)
+
+
+def _slim_own_assets(app: Sphinx, exc: Exception | None) -> None:
+    if exc is not None or app.builder.format != "html":
+        return
+    for names, comments in ((OWN_SCRIPTS, COMMENT_LINE), (OWN_STYLES, CSS_COMMENT)):
+        for name in names:
+            served = Path(app.outdir) / "_static" / name
+            if served.is_file():
+                text = comments.sub("", served.read_text(encoding="utf-8"))
+                served.write_text(re.sub(r"^[ \t]+", "", text, flags=re.M), encoding="utf-8")
+
+
+def _add_search_snippets(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
+) -> None:
+    if pagename == "search":  # snippets around the query, math written plainly (search.js)
+        app.add_js_file("search.js", priority=800, defer="defer")
+
+
 def _drop_unused(
     app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
 ) -> None:
@@ -197,5 +228,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("build-finished", _drop_search_scripts)
     app.connect("build-finished", _empty_fontawesome)
     app.connect("build-finished", _download_the_reader_notebooks)
+    app.connect("build-finished", _slim_own_assets)
+    app.connect("html-page-context", _add_search_snippets)
     app.connect("html-page-context", _drop_unused, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}

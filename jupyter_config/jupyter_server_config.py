@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import Any
 
 
@@ -36,3 +37,13 @@ def keep_twin_output_free(
 
 c = get_config()  # type: ignore[name-defined]  # noqa: F821
 c.ContentsManager.pre_save_hook = keep_twin_output_free
+# jupyter_server applies this setting once per contents-manager class in jupytext's class chain
+# and warns each time it replaces the hook by itself ("Overriding existing pre_save_hook
+# (keep_twin_output_free) with a new one (keep_twin_output_free)", twice at every `make live`).
+# Only that self-replacement is silenced: a different hook replacing this one still warns.
+warnings.filterwarnings(
+    "ignore",
+    message=r"Overriding existing pre_save_hook \(keep_twin_output_free\) "
+    r"with a new one \(keep_twin_output_free\)",
+    category=UserWarning,
+)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import unicodedata
 from ast import literal_eval
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,31 @@ def collect_labels(root: Path, docs: list[str]) -> Labels:
 
 # --- references.bib --------------------------------------------------------------------------
 
+# TeX accents (\'e, \v{c}, {\"u}, ...) as Unicode combining marks, and TeX's dash ligatures.
+TEX_ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303",
+               "=": "\u0304", ".": "\u0307", "v": "\u030c", "u": "\u0306", "H": "\u030b",
+               "c": "\u0327", "k": "\u0328", "r": "\u030a"}
+TEX_ACCENT = re.compile(
+    r"\\(['`^\"~=.]|[vuHckr](?![a-zA-Z]))\s*(?:\{\s*(\\?[a-zA-Z])\s*\}|(\\?[a-zA-Z]))"
+)
+
+
+def tex_to_unicode(text: str) -> str:
+    """TeX's accents and dashes in a references.bib field as the letters and dashes they print.
+
+    ``Veli{\\v{c}}kovi{\\'c}`` -> ``Veličković``, ``Timoth{\\'e}e`` -> ``Timothée``, ``---`` -> an
+    em dash, ``--`` -> an en dash (``\\i`` is a dotless i, the base of an accented i).
+    """
+    def accent(match: re.Match[str]) -> str:
+        base = (match.group(2) or match.group(3)).replace("\\i", "i").replace("\\j", "j")
+        return unicodedata.normalize("NFC", base + TEX_ACCENTS[match.group(1)])
+
+    text = TEX_ACCENT.sub(accent, text)
+    return text.replace("---", "\u2014").replace("--", "\u2013")
+
+
 def _strip_tex(text: str) -> str:
+    text = tex_to_unicode(text)
     text = re.sub(r"\\[a-zA-Z]+\s*", lambda m: {"\\L": "Ł", "\\l": "ł", "\\o": "ø",
                                                 "\\O": "Ø", "\\ss": "ß"}.get(m.group().strip(), ""),
                   text)

@@ -7,12 +7,21 @@ by its edge (tests/figure_boxes.js); on the phone no page is wider than the scre
 equation scrolls in its own box with a cue. The sidebar toggles open the navigation (phone) and
 collapse the sidebar (desktop); a swipe over a figure scrolls the page; figures follow the dark
 theme; sliders can be moved from the keyboard. Every wait is bounded: a hung chromium fails.
+
+What the reader sees, not the settings: in the dark theme every piece of figure text against the
+pixels painted behind it (>= 4.5:1, tests/figure_contrast.js); an arrow key on every slider changes
+the figure's data (gd.data), not only the knob; at 390 px no table cell breaks inside a word or
+wraps in a crushed column, no inline formula is cut at the edge, no figure has a blank band above
+its title or an axis title over another panel; search highlights whole words on the result page
+only, and its snippets show the query with plain math.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
+import json
 import re
 import shutil
 import threading
@@ -32,6 +41,7 @@ TIMEOUT_MS = 30_000
 DESKTOP = {"viewport": {"width": 1366, "height": 900}}
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 FIGURE_BOXES_JS = (Path(__file__).parent / "figure_boxes.js").read_text(encoding="utf-8")
+FIGURE_CONTRAST_JS = (Path(__file__).parent / "figure_contrast.js").read_text(encoding="utf-8")
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 PAGES = built_pages()
 IDS = [p.relative_to(HTML).as_posix() for p in PAGES]
@@ -93,10 +103,16 @@ OTHER_TRANSFER_BYTES = 5_000_000
 
 
 def _open(
-    browser: object, base_url: str, page_path: Path, device: dict | None = None
+    browser: object,
+    base_url: str,
+    page_path: Path,
+    device: dict | None = None,
+    theme: str | None = None,
 ) -> tuple[object, PageVisit]:
     context = browser.new_context(**(device or DESKTOP))  # type: ignore[attr-defined]
     context.set_default_timeout(TIMEOUT_MS)
+    if theme is not None:  # the reader's stored choice, as the theme switch leaves it
+        context.add_init_script(f"localStorage.setItem('mode', '{theme}')")  # type: ignore[attr-defined]
     page = context.new_page()
     visit = PageVisit()
 
@@ -180,9 +196,7 @@ def _use_menu(page: object, figure_index: int) -> bool:
     page.wait_for_timeout(200)
     buttons = figure.locator(".updatemenu-dropdown-button")
     assert buttons.count() >= 2, "a dropdown menu with fewer than two entries"
-    active = page.evaluate(
-        "gd => gd._fullLayout.updatemenus[0].active", figure.element_handle()
-    )
+    active = page.evaluate("gd => gd._fullLayout.updatemenus[0].active", figure.element_handle())
     buttons.nth(1 if active != 1 else 0).click()
     page.wait_for_timeout(400)
     return figure.screenshot() != before
@@ -280,7 +294,8 @@ def test_search_from_a_chapter_finds_the_chapters(browser: object, base_url: str
         # Results are appended one by one; the summary says when the search has finished.
         summary = page.locator("#search-results .search-summary")  # type: ignore[attr-defined]
         page.wait_for_function(  # type: ignore[attr-defined]
-            "el => /found [1-9]/.test(el.innerText)", arg=summary.element_handle(timeout=30_000),
+            "el => /found [1-9]/.test(el.innerText)",
+            arg=summary.element_handle(timeout=30_000),
             timeout=30_000,
         )
         results = page.locator("#search-results ul.search li")  # type: ignore[attr-defined]
@@ -313,6 +328,54 @@ EQUATIONS_JS = """Array.from(document.querySelectorAll('div.math mjx-container')
 })"""
 
 
+# Inline math past the screen's right edge that does not scroll in its own box: [TeX, right].
+INLINE_MATH_CUT_JS = """() => Array.from(
+  document.querySelectorAll('.bd-article mjx-container:not([display="true"])')).filter(el => {
+  if (el.closest('.pst-scrollable-table-container, details:not([open]), .cell_output')) {
+    return false;
+  }
+  const r = el.getBoundingClientRect();
+  const scrolls = ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  return r.width > 0 && r.right > innerWidth + 1 && !scrolls;
+}).map(el => {
+  const item = MathJax.startup.document.getMathItemsWithin(el)[0];
+  return [item ? item.math.slice(0, 60) : '?', Math.round(el.getBoundingClientRect().right)];
+})"""
+
+
+# On a phone: a figure's title at its top (no blank band above it), and no axis title over the
+# plot area of another panel (a side panel's y-axis title over its neighbour's data).
+PHONE_FIGURE_GLITCHES_JS = """() => Array.from(document.querySelectorAll('.plotly-graph-div'))
+  .flatMap((gd, index) => {
+  const frame = gd.getBoundingClientRect();
+  const problems = [];
+  const title = gd.querySelector('.infolayer .g-gtitle text');
+  if (title && title.textContent.trim()) {
+    const gap = title.getBoundingClientRect().top - frame.top;
+    if (gap > 24) problems.push(`figure ${index}: ${Math.round(gap)} px blank above the title`);
+  }
+  const areas = Array.from(gd.querySelectorAll('.draglayer .nsewdrag')).map(el => {
+    const r = el.getBoundingClientRect();
+    const sub = el.parentNode.getAttribute('class').split(' ').find(c => /^x\\d*y\\d*$/.test(c));
+    return { sub, x0: r.left, x1: r.right, y0: r.top, y1: r.bottom };
+  });
+  gd.querySelectorAll('.infolayer > g[class^="g-y"][class$="title"] text').forEach(t => {
+    const r = t.getBoundingClientRect();
+    if (r.width < 1 || !t.textContent.trim()) return;
+    const axis = t.parentNode.getAttribute('class').replace(/^g-|title$/g, '');
+    areas.forEach(a => {
+      const own = a.sub && a.sub.endsWith(axis) && a.sub.slice(a.sub.indexOf('y')) === axis;
+      const w = Math.min(r.right, a.x1) - Math.max(r.left, a.x0);
+      const h = Math.min(r.bottom, a.y1) - Math.max(r.top, a.y0);
+      if (!own && w > 2 && h > 2) {
+        problems.push(`figure ${index}: ${axis} title over the plot of ${a.sub}`);
+      }
+    });
+  });
+  return problems;
+})"""
+
+
 @pytest.mark.parametrize("page_path", PAGES, ids=IDS)
 def test_phone_page_fits_the_screen_and_its_figures_do_not_overlap(
     browser: object, base_url: str, page_path: Path
@@ -328,7 +391,9 @@ def test_phone_page_fits_the_screen_and_its_figures_do_not_overlap(
             if scroll > client + 1:  # wider than its box: it scrolls there, and shows it does
                 assert overflow in ("auto", "scroll"), overflow
                 assert "gradient" in background, "a wide equation without a scroll cue"
+        assert page.evaluate(INLINE_MATH_CUT_JS) == [], "inline math cut at the screen's edge"  # type: ignore[attr-defined]
         assert _figure_problems(page) == [], "figures whose text collides on a phone"
+        assert page.evaluate(PHONE_FIGURE_GLITCHES_JS) == []  # type: ignore[attr-defined]
         assert visit.console_errors == [], f"console errors: {visit.console_errors}"
     finally:
         page.context.close()  # type: ignore[attr-defined]
@@ -356,8 +421,10 @@ def _a_chapter() -> Path:
 def test_phone_navigation_toggles_open_their_drawers(browser: object, base_url: str) -> None:
     page, visit = _open(browser, base_url, _a_chapter(), PHONE)
     try:
-        for kind, dialog_id in (("primary", "pst-primary-sidebar-modal"),
-                                ("secondary", "pst-secondary-sidebar-modal")):
+        for kind, dialog_id in (
+            ("primary", "pst-primary-sidebar-modal"),
+            ("secondary", "pst-secondary-sidebar-modal"),
+        ):
             toggle = page.locator(f".{kind}-toggle:visible").first  # type: ignore[attr-defined]
             toggle.tap()
             dialog = page.locator(f"#{dialog_id}")  # type: ignore[attr-defined]
@@ -420,11 +487,14 @@ def test_a_swipe_over_a_figure_scrolls_the_page(browser: object, base_url: str) 
         before = page.evaluate("window.scrollY")  # type: ignore[attr-defined]
         ranges = page.evaluate(RANGES_JS, handle)  # type: ignore[attr-defined]
         cdp = page.context.new_cdp_session(page)  # type: ignore[attr-defined]
-        cdp.send("Input.dispatchTouchEvent",
-                 {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+        cdp.send(
+            "Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]}
+        )
         for step in range(1, 11):  # an upward swipe of 250 px
-            cdp.send("Input.dispatchTouchEvent",
-                     {"type": "touchMove", "touchPoints": [{"x": x, "y": y - 25 * step}]})
+            cdp.send(
+                "Input.dispatchTouchEvent",
+                {"type": "touchMove", "touchPoints": [{"x": x, "y": y - 25 * step}]},
+            )
         cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
         page.wait_for_timeout(600)  # type: ignore[attr-defined]
         after = page.evaluate("window.scrollY")  # type: ignore[attr-defined]
@@ -496,13 +566,275 @@ def test_sliders_are_reachable_and_moved_by_keyboard(browser: object, base_url: 
         active = f"gd => gd._fullLayout.sliders[{slider}].active"
         steps = page.evaluate(f"gd => gd._fullLayout.sliders[{slider}].steps.length", handle)  # type: ignore[attr-defined]
         before_active = page.evaluate(active, handle)  # type: ignore[attr-defined]
-        before = figure.screenshot()
+        before = page.evaluate(DATA_JS, handle)  # type: ignore[attr-defined]
         key = "ArrowLeft" if before_active == steps - 1 else "ArrowRight"
         page.keyboard.press(key)  # type: ignore[attr-defined]
         expected = before_active + (-1 if key == "ArrowLeft" else 1)
         page.wait_for_function(f"gd => ({active})(gd) === {expected}", arg=handle, timeout=10_000)  # type: ignore[attr-defined]
-        page.wait_for_timeout(300)  # type: ignore[attr-defined]
-        assert figure.screenshot() != before, "the arrow key moved the slider but not the drawing"
+        # The knob moving is not enough: the step's restyle/update must have changed the data.
+        assert page.evaluate(DATA_JS, handle) != before, "the key moved the knob, not the data"  # type: ignore[attr-defined]
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+# What every slider step of the book changes: the figure's traces (its restyle or update).
+DATA_JS = "gd => JSON.stringify(gd.data)"
+# Each slider's keyboard control: its figure (index, id), slider index, steps, active step, label.
+SLIDER_INPUTS_JS = """() => Array.from(document.querySelectorAll('.posenc-slider-input'))
+  .map(el => {
+  const gd = document.getElementById(el.dataset.figure);
+  const slider = gd._fullLayout.sliders[+el.dataset.slider];
+  const index = Array.from(document.querySelectorAll('.plotly-graph-div')).indexOf(gd);
+  return [index, gd.id, +el.dataset.slider, slider.steps.length, slider.active || 0,
+          slider.currentvalue && slider.currentvalue.prefix || ''];
+})"""
+
+
+@pytest.mark.parametrize("page_path", PAGES, ids=IDS)
+def test_every_slider_steps_its_figures_data_from_the_keyboard(
+    browser: object, base_url: str, page_path: Path
+) -> None:
+    """An arrow key on each slider's keyboard control runs the step: gd.data changes, not the knob
+    alone (its restyle/update must run with what the partial plotly bundle has)."""
+    page, visit = _open(browser, base_url, page_path)
+    try:
+        _wait_for_figures(page)
+        n_sliders = page.evaluate(  # type: ignore[attr-defined]
+            "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+            ".reduce((n, gd) => n + (gd._fullLayout.sliders || []).length, 0)"
+        )
+        inputs = page.evaluate(SLIDER_INPUTS_JS)  # type: ignore[attr-defined]
+        assert len(inputs) == n_sliders, f"{n_sliders} sliders but {len(inputs)} keyboard controls"
+        if not inputs:
+            pytest.skip("no slider on this page")
+        figures = page.locator(".plotly-graph-div")  # type: ignore[attr-defined]
+        unmoved = []
+        for figure_index, figure_id, slider, steps, active, prefix in inputs:
+            figure = figures.nth(figure_index)
+            figure.scroll_into_view_if_needed()
+            handle = figure.element_handle()
+            page.locator(  # type: ignore[attr-defined]
+                f".posenc-slider-input[data-figure='{figure_id}'][data-slider='{slider}']"
+            ).focus()
+            before = page.evaluate(DATA_JS, handle)  # type: ignore[attr-defined]
+            at_end = active == steps - 1
+            key, expected = ("ArrowLeft", active - 1) if at_end else ("ArrowRight", active + 1)
+            page.keyboard.press(key)  # type: ignore[attr-defined]
+            page.wait_for_function(  # type: ignore[attr-defined]
+                f"gd => gd._fullLayout.sliders[{slider}].active === {expected}",
+                arg=handle,
+                timeout=10_000,
+            )
+            if page.evaluate(DATA_JS, handle) == before:  # type: ignore[attr-defined]
+                unmoved.append(f"figure {figure_index}, slider {slider} ({prefix!r})")
+        assert unmoved == [], f"the arrow key moved the knob but not the data: {unmoved}"
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+# WCAG 2.x: 4.5:1 for text (plotly's tick labels and notes are 10-14 px, "normal" text).
+MIN_CONTRAST = 4.5
+
+
+def _text_contrasts(page: object, figure: object) -> list[dict]:
+    """Every text piece of a figure with its contrast against the pixels painted behind it."""
+    page.evaluate(f"() => {{ window.posencContrast = {FIGURE_CONTRAST_JS}; }}")  # type: ignore[attr-defined]
+    figure.scroll_into_view_if_needed()  # type: ignore[attr-defined]
+    handle = figure.element_handle()  # type: ignore[attr-defined]
+    pieces = page.evaluate("gd => window.posencContrast.collect(gd)", handle)  # type: ignore[attr-defined]
+    backdrop = base64.b64encode(figure.screenshot()).decode("ascii")  # type: ignore[attr-defined]
+    return page.evaluate(  # type: ignore[attr-defined]
+        "args => window.posencContrast.measure(args)", ["[data-contrast-probe]", pieces, backdrop]
+    )
+
+
+@pytest.mark.parametrize("page_path", PAGES, ids=IDS)
+def test_figure_text_is_readable_in_the_dark_theme(
+    browser: object, base_url: str, page_path: Path
+) -> None:
+    """Every piece of every figure's text against the colour actually painted behind it: >= 4.5:1.
+
+    The backdrop is a screenshot of the figure with its text hidden, so it is what the reader sees
+    behind the text: the page, the theme's output box, the plot area, a legend, a heatmap cell.
+    """
+    page, visit = _open(browser, base_url, page_path, DESKTOP, theme="dark")
+    try:
+        assert page.evaluate("document.documentElement.dataset.theme") == "dark"  # type: ignore[attr-defined]
+        count = _wait_for_figures(page)
+        if not count:
+            pytest.skip("no figure on this page")
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+            ".every(gd => gd.getAttribute('data-figure-theme') === 'dark')",
+            timeout=10_000,
+        )
+        figures = page.locator(".plotly-graph-div")  # type: ignore[attr-defined]
+        low = []
+        for index in range(count):
+            pieces = _text_contrasts(page, figures.nth(index))
+            assert len(pieces) >= 3, f"figure {index}: only {len(pieces)} pieces of text measured"
+            low += [
+                f"figure {index} {p['kind']} {p['text']!r}: {p['ratio']:.2f}:1 "
+                f"(ink {p['colour']} on {p['backdrop']})"
+                for p in sorted(pieces, key=lambda p: p["ratio"])
+                if p["ratio"] < MIN_CONTRAST
+            ]
+        assert low == [], f"{len(low)} text pieces below {MIN_CONTRAST}:1: {json.dumps(low[:8])}"
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+# Each table on the page: [height, width, its box's width, the box's overflow-x, the words split
+# across two lines, the cells of more than one line narrower than WRAPPED_CELL_MIN_PX].
+# A "word" runs between spaces and hyphens (a line may break after a hyphen, as in print).
+WRAPPED_CELL_MIN_PX = 160  # 10em: a cell that wraps does so because its text is long
+TABLES_JS = """min => Array.from(document.querySelectorAll('.bd-article table')).map(table => {
+  const box = table.closest('.pst-scrollable-table-container') || table.parentElement;
+  const split = [], crushed = [];
+  // Lines as the rows of text boxes: two boxes whose middles are 8 px apart or more (half a line;
+  // code and prose on one line differ by a pixel or two) are on two lines.
+  const lineCount = (middles) => middles.sort((a, b) => a - b)
+    .filter((y, i, all) => i === 0 || y - all[i - 1] >= 8).length;
+  table.querySelectorAll('td, th').forEach(cell => {
+    const middles = [];
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest('mjx-container')) continue;
+      for (const m of node.data.matchAll(/[^\\s\\-\u2010-\u2014]+[\\-\u2010-\u2014]?/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const mids = Array.from(range.getClientRects()).filter(r => r.width > 0)
+          .map(r => (r.top + r.bottom) / 2);
+        middles.push(...mids);
+        if (lineCount(mids) > 1) split.push(m[0]);
+      }
+    }
+    const lines = { size: lineCount(middles) };
+    const style = getComputedStyle(cell);
+    const inner = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    if (lines.size > 1 && inner < min) crushed.push(`${cell.innerText.slice(0, 30)} (${inner} px)`);
+  });
+  const rect = table.getBoundingClientRect();
+  return [Math.round(rect.height), Math.round(rect.width), box.clientWidth,
+          getComputedStyle(box).overflowX, split, crushed];
+})"""
+
+
+@pytest.mark.parametrize("page_path", PAGES, ids=IDS)
+def test_phone_tables_keep_their_words_whole_and_scroll_sideways(
+    browser: object, base_url: str, page_path: Path
+) -> None:
+    """At 390 px no table cell breaks inside a word or wraps in a crushed column; a table wider
+    than the screen scrolls in its own box (chapter 8's presets table was 4 543 px tall)."""
+    if "<table" not in page_path.read_text(encoding="utf-8"):
+        pytest.skip("no table on this page")
+    page, visit = _open(browser, base_url, page_path, PHONE)
+    try:
+        _wait_for_math(page)
+        problems = []
+        for index, (height, width, box_width, overflow, split, crushed) in enumerate(
+            page.evaluate(TABLES_JS, WRAPPED_CELL_MIN_PX)  # type: ignore[attr-defined]
+        ):
+            where = f"table {index} ({width}×{height} px)"
+            if split:
+                problems.append(f"{where}: words split across lines: {split[:5]}")
+            if crushed:
+                problems.append(f"{where}: wrapped in a crushed column: {crushed[:3]}")
+            if width > box_width + 1 and overflow not in ("auto", "scroll"):
+                problems.append(f"{where}: wider than its {box_width} px box, not scrolling")
+        assert problems == []
+        scroll_width, inner_width = page.evaluate(PAGE_WIDTH_JS)  # type: ignore[attr-defined]
+        assert scroll_width <= inner_width, f"{scroll_width} px wide on a {inner_width} px screen"
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+IN_WORD_HIGHLIGHTS_JS = """() => Array.from(document.querySelectorAll('span.highlighted'))
+  .filter(s => {
+  const word = /[\\p{L}\\p{N}_]/u;
+  const b = s.previousSibling, a = s.nextSibling;
+  return (b && b.nodeType === 3 && word.test(b.data.slice(-1))) ||
+         (a && a.nodeType === 3 && word.test(a.data.charAt(0)));
+}).map(s => s.parentNode.textContent.slice(0, 60))"""
+
+
+def test_search_matches_are_whole_words_and_stay_on_the_result_page(
+    browser: object, base_url: str
+) -> None:
+    """A search result opens with its matches highlighted, none inside a longer word ("rope" in
+    "properties"); the next page the reader goes to shows no highlight left from the search."""
+    page, visit = _open(browser, base_url, HTML / "search.html")
+    try:
+        page.goto(f"{base_url}/search.html?q=rope")  # type: ignore[attr-defined]
+        summary = page.locator("#search-results .search-summary")  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "el => /found [1-9]/.test(el.innerText)",
+            arg=summary.element_handle(timeout=30_000),
+            timeout=30_000,
+        )
+        page.locator("#search-results ul.search li a").first.click()  # type: ignore[attr-defined]
+        page.wait_for_load_state("load")  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "document.querySelectorAll('span.highlighted').length > 0", timeout=10_000
+        )
+        page.wait_for_timeout(3_500)  # type: ignore[attr-defined]  # navigation.js's last look
+        inside = page.evaluate(IN_WORD_HIGHLIGHTS_JS)  # type: ignore[attr-defined]
+        assert inside == [], f"{page.url}: {len(inside)} matches inside words: {inside[:5]}"  # type: ignore[attr-defined]
+        # Leave for another page (not from the search page): nothing highlighted there.
+        page.evaluate(  # type: ignore[attr-defined]
+            "localStorage.setItem('sphinx_highlight_terms', 'rope')"  # as a search left it
+        )
+        page.goto(f"{base_url}/chapters/03_sinusoidal.html")  # type: ignore[attr-defined]
+        page.wait_for_timeout(500)  # type: ignore[attr-defined]
+        left = page.evaluate("document.querySelectorAll('span.highlighted').length")  # type: ignore[attr-defined]
+        assert left == 0, f"{left} matches of an earlier search highlighted on a later page"
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+SNIPPETS_JS = (
+    "Array.from(document.querySelectorAll('#search-results p.context')).map(p => p.innerText)"
+)
+# The visible search box: [where its text starts, where the magnifier icon ends] (px).
+SEARCH_BOX_JS = """() => {
+  const input = Array.from(document.querySelectorAll('form.bd-search input'))
+    .find(el => el.getBoundingClientRect().width > 0);
+  const icon = input.closest('form').querySelector('.fa-magnifying-glass');
+  return [input.getBoundingClientRect().left + parseFloat(getComputedStyle(input).paddingLeft),
+          icon.getBoundingClientRect().right]; }"""
+
+
+@pytest.mark.parametrize("query", ["rotary", "theta"])
+def test_search_snippets_show_the_query_in_plain_text(
+    browser: object, base_url: str, query: str
+) -> None:
+    """Each result's snippet is cut around the query (not the page header's "...Binder"), its
+    math written plainly (θ, not \\theta); the magnifier does not cover the box's first letter."""
+    page, visit = _open(browser, base_url, HTML / "search.html", PHONE)
+    try:
+        page.goto(f"{base_url}/search.html?q={query}")  # type: ignore[attr-defined]
+        summary = page.locator("#search-results .search-summary")  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "el => /found [1-9]/.test(el.innerText)",
+            arg=summary.element_handle(timeout=30_000),
+            timeout=30_000,
+        )
+        snippets = page.evaluate(SNIPPETS_JS)  # type: ignore[attr-defined]
+        assert len(snippets) >= 3, snippets
+        tex = [s for s in snippets if re.search(r"\\[a-zA-Z]+|\\\(|\\\[", s)]
+        assert tex == [], f"raw TeX in snippets: {tex[:3]}"
+        # θ is how "theta" reads once the math is plain; a result may match by title only.
+        words = (query, "θ") if query == "theta" else (query,)
+        with_query = [s for s in snippets if any(w in s.lower() for w in words)]
+        assert len(with_query) >= 0.8 * len(snippets), f"snippets without {query!r}: {snippets}"
+        text_start, icon_end = page.evaluate(SEARCH_BOX_JS)  # type: ignore[attr-defined]
+        assert text_start >= icon_end + 2, f"text at {text_start} px, magnifier to {icon_end} px"
         assert visit.console_errors == [], visit.console_errors
     finally:
         page.context.close()  # type: ignore[attr-defined]

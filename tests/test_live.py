@@ -292,3 +292,32 @@ def test_a_live_session_leaves_the_chapter_and_its_twin_as_committed(
             browser.close()
     for file_name, before in committed.items():
         assert (folder / file_name).read_bytes() == before, f"saving {name} changed {file_name}"
+
+
+# The Jupyter server as `make live` configures it, initialised but not started: what it prints.
+SERVER_INIT = """
+import warnings
+warnings.simplefilter("default")
+from jupyter_server.serverapp import ServerApp
+app = ServerApp()
+app.initialize(["--no-browser", "--port=0", "--allow-root", "--ServerApp.root_dir=chapters"])
+print("pre_save_hook:", app.contents_manager.pre_save_hook.__name__)
+"""
+
+
+def test_the_live_server_keeps_twins_clean_without_a_warning() -> None:
+    """jupyter_config's hook is installed, and `make live` no longer prints, twice, "Overriding
+    existing pre_save_hook (keep_twin_output_free) with a new one (keep_twin_output_free)"."""
+    env = {k: v for k, v in os.environ.items() if k != "POSENC_STATIC"}
+    env["JUPYTER_CONFIG_PATH"] = str(JUPYTER_CONFIG)
+    done = subprocess.run(
+        [sys.executable, "-c", SERVER_INIT],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "pre_save_hook: keep_twin_output_free" in done.stdout
+    assert "pre_save_hook" not in done.stderr, done.stderr[-2000:]

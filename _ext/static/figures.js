@@ -105,15 +105,33 @@
       title.font = Object.assign({}, title.font, { size: 14 });
       title.x = 0.02;
       title.xanchor = 'left';
+      // At the top of the figure, not in the middle of a top margin that fitting may have grown
+      // (chapter 8's first figure had a 95 px blank band above its title on a phone).
+      title.yref = 'container';
+      title.y = 1;
+      title.yanchor = 'top';
+      title.pad = Object.assign({}, title.pad, { t: 8 });
       title.text = wrap(titleText(title), Math.floor((width - 16) / (14 * charWidth)));
       layout.title = title;
     }
 
+    var firstYTitle = layout.yaxis ? titleText(layout.yaxis.title) : '';
     axisKeys(layout).forEach(function (key) {
       var axis = layout[key];
       var domain = axis.domain || [0, 1];
       var t = axis.title;
       var span = key.charAt(0) === 'x' ? plotWidth : (layout.height || 450) * 0.55;
+      // Panels side by side: the second panel's y-axis title, when it repeats the first's, would
+      // stand over the first panel's data (chapter 8's granularity figure); it is left out.
+      if (key !== 'yaxis' && key.charAt(0) === 'y' && firstYTitle && titleText(t) === firstYTitle) {
+        t = { text: '' };
+        axis.title = t;
+      }
+      // A panel a third of a phone wide: three ticks, upright, instead of five turned sideways.
+      if (key.charAt(0) === 'x' && (domain[1] - domain[0]) * plotWidth < 130 && !axis.tickvals &&
+          axis.type !== 'category') {
+        axis.nticks = Math.min(axis.nticks || 3, 3);
+      }
       if (t !== undefined) {
         if (typeof t === 'string') t = { text: t };
         t.text = wrap(titleText(t), Math.floor(span * (domain[1] - domain[0]) / (fontSize * charWidth)));
@@ -345,6 +363,12 @@
     // A box cut at the top or bottom edge: more room there.
     for (var i = 0; i < list.length; i++) {
       var box = list[i];
+      if (box.kind === 'title' && box.y0 < 4 - TOL && full.title.yref === 'container') {
+        // A title pinned to the figure's top (a phone's) whose first line is cut: more padding
+        // (plotly anchors a title of several lines by one of them).
+        update['title.pad.t'] = ((full.title.pad && full.title.pad.t) || 0) + Math.ceil(4 - box.y0);
+        return update;
+      }
       if (box.y0 < -TOL) { grow('top', -box.y0); return update; }
       if (box.y1 > height + TOL) { grow('bottom', box.y1 - height); return update; }
     }
@@ -382,6 +406,21 @@
           if (axis && axis.domain && (hit.x0 + hit.x1) / 2 > (cb.x0 + cb.x1) / 2) {
             var shift = (cb.x1 + 6 - hit.x0) / size.w;
             update[axisKey + '.domain'] = [Math.min(axis.domain[0] + shift, axis.domain[1] - 0.2), axis.domain[1]];
+            return update;
+          }
+          continue;
+        }
+        if ((A.kind === 'axis title' && /^yaxis/.test(A.ref) && (B.kind === 'plot area' || B.kind === 'tick label')) ||
+            (B.kind === 'axis title' && /^yaxis/.test(B.ref) && (A.kind === 'plot area' || A.kind === 'tick label'))) {
+          // A right-hand panel's y-axis title over the panel on its left: that panel ends
+          // before the title (panels side by side on a phone).
+          var yTitle = A.kind === 'axis title' ? A : B;
+          var area = yTitle === A ? B : A;
+          var own = xAxisOf(gd, yTitle.ref.replace('axis', ''));
+          var left = typeof area.ref === 'string' ? full[area.ref] : null;
+          if (area.ref !== own && left && left.domain && (area.x0 + area.x1) / 2 < (yTitle.x0 + yTitle.x1) / 2) {
+            var cutBack = (area.x1 - yTitle.x0 + 6) / size.w;
+            update[area.ref + '.domain'] = [left.domain[0], Math.max(left.domain[0] + 0.2, left.domain[1] - cutBack)];
             return update;
           }
           continue;
@@ -465,11 +504,29 @@
     return Object.keys(update).length ? update : null;
   }
 
+  // A phone's title sits at the figure's top; what the fitting left between it and the first box
+  // below it (legend, menu, subplot title or plot) beyond 14 px is given back.
+  function tighten(gd, Plotly) {
+    var full = gd._fullLayout;
+    if (!full || full.width >= NARROW) return Promise.resolve();
+    var list = boxes(gd);
+    var titles = list.filter(function (b) { return b.kind === 'title'; });
+    if (!titles.length) return Promise.resolve();
+    var titleBottom = Math.max.apply(null, titles.map(function (b) { return b.y1; }));
+    var below = list.filter(function (b) { return b.kind !== 'title' && b.y1 > titleBottom; });
+    var firstBelow = Math.min.apply(null, below.map(function (b) { return b.y0; }).concat([full._size.t]));
+    var gap = Math.floor(firstBelow - titleBottom - 14);
+    if (gap < 8 || full.margin.t - gap < 20) return Promise.resolve();
+    var update = { 'margin.t': full.margin.t - gap, height: full.height - gap };
+    gd.style.height = update.height + 'px';
+    return Plotly.relayout(gd, update);
+  }
+
   function fit(gd, Plotly, rounds) {
     gd.setAttribute('data-fit-rounds', String(16 - rounds));
     if (rounds <= 0 || !gd._fullLayout) return Promise.resolve();
     var update = remedy(gd);
-    if (!update) return Promise.resolve();
+    if (!update) return tighten(gd, Plotly);
     if (update.height) gd.style.height = update.height + 'px';
     return Plotly.relayout(gd, update).then(function () { return fit(gd, Plotly, rounds - 1); });
   }
@@ -556,11 +613,23 @@
     return back;
   }
 
+  // A dropdown's arrow (▼) keeps the colour its menu had when first drawn (plotly styles it only
+  // when it creates it): it takes its menu's colour again after each change of theme.
+  function paintMenuArrows(gd) {
+    var menus = (gd._fullLayout && gd._fullLayout.updatemenus) || [];
+    gd.querySelectorAll('.updatemenu-header-group').forEach(function (group, i) {
+      var menu = group.__data__ || menus[i];
+      var arrow = group.querySelector('.updatemenu-header-arrow');
+      if (arrow && menu && menu.font && menu.font.color) arrow.style.fill = menu.font.color;
+    });
+  }
+
   function applyTheme(gd, Plotly) {
     var want = dark() ? 'dark' : 'light';
     var now = gd.getAttribute('data-figure-theme') || 'light';
     if (want === now || !gd._fullLayout) return Promise.resolve();
     gd.setAttribute('data-figure-theme', want);
+    var done = function () { paintMenuArrows(gd); };
     if (want === 'dark') {
       var update = darkUpdate(gd);
       var restyles = darkRestyle(gd);
@@ -570,25 +639,130 @@
       };
       return Plotly.relayout(gd, update).then(function () {
         return Promise.all(restyles.map(function (r) { return Plotly.restyle(gd, r[0], r[1]); }));
-      });
+      }).then(done);
     }
     var light = gd._posencLight || { layout: {}, restyles: [] };
     return Plotly.relayout(gd, light.layout).then(function () {
       return Promise.all(light.restyles.map(function (r) { return Plotly.restyle(gd, r[0], r[1]); }));
+    }).then(done);
+  }
+
+  // A slider step or menu entry of method "update" may replace a whole axis or the annotations
+  // (chapter 1's orderings, chapter 9's scale menu): in the dark theme the figure is dressed again.
+  function keepTheme(gd, Plotly) {
+    if (gd._posencKeepsTheme || !gd.on) return;
+    gd._posencKeepsTheme = true;
+    gd.on('plotly_afterplot', function () { inkOnData(gd); });
+    gd.on('plotly_update', function () {
+      if (!dark() || gd.getAttribute('data-figure-theme') !== 'dark') return;
+      Plotly.relayout(gd, darkUpdate(gd)).then(function () { paintMenuArrows(gd); });
     });
   }
 
+  // --- text drawn on the data: black or white, whichever contrasts more with what is under it ----
+  // Heatmap cell labels (plotly picks white or #444 by a brightness rule: 3.2:1 on mid-viridis) and
+  // labels printed on markers (chapter 6's white digits on orange and yellow dots, 2.3:1 and 1.3:1).
+  // The better of black and white always reaches 4.58:1 (WCAG 2.x contrast), in either theme.
+
+  function channels(css) {
+    var m = /rgba?\(([^)]+)\)/.exec(css || '');
+    if (!m) return null;
+    return m[1].split(/[ ,/]+/).filter(Boolean).slice(0, 3).map(Number);
+  }
+
+  function luminance(rgb) {
+    var lin = rgb.map(function (c) {
+      c /= 255;
+      return c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+  }
+
+  function inkFor(rgb) {
+    var l = luminance(rgb);
+    return (1.05 / (l + 0.05)) >= ((l + 0.05) / 0.05) ? '#ffffff' : '#000000';
+  }
+
+  function centre(el) {
+    var r = el.getBoundingClientRect();
+    return { x: (r.left + r.right) / 2, y: (r.top + r.bottom) / 2 };
+  }
+
+  function inkOnMarkers(gd) {
+    gd.querySelectorAll('.scatterlayer .trace').forEach(function (trace) {
+      var labels = trace.querySelectorAll('.textpoint text');
+      if (!labels.length) return;
+      var points = Array.prototype.map.call(trace.querySelectorAll('.points path.point'), function (pt) {
+        return { box: pt.getBoundingClientRect(), fill: channels(getComputedStyle(pt).fill) };
+      });
+      labels.forEach(function (label) {
+        var c = centre(label);
+        points.forEach(function (pt) {
+          var b = pt.box;
+          if (pt.fill && c.x >= b.left && c.x <= b.right && c.y >= b.top && c.y <= b.bottom) {
+            label.style.fill = inkFor(pt.fill);
+          }
+        });
+      });
+    });
+  }
+
+  // A heatmap is drawn as an <image> of one pixel per cell (a data: URL, so readable).
+  function inkOnHeatmaps(gd) {
+    var jobs = Array.prototype.map.call(gd.querySelectorAll('.heatmaplayer .hm'), function (hm) {
+      var labels = hm.querySelectorAll('.heatmap-label text');
+      var image = hm.querySelector('image');
+      var href = image && (image.getAttribute('href') || image.getAttribute('xlink:href'));
+      if (!labels.length || !href || href.indexOf('data:') !== 0) return Promise.resolve();
+      var picture = new Image();
+      picture.src = href;
+      return picture.decode().then(function () {
+        var canvas = document.createElement('canvas');
+        canvas.width = picture.naturalWidth;
+        canvas.height = picture.naturalHeight;
+        var ctx = canvas.getContext('2d', { willReadFrequently: true });
+        ctx.drawImage(picture, 0, 0);
+        var box = image.getBoundingClientRect();
+        labels.forEach(function (label) {
+          var c = centre(label);
+          var x = Math.floor((c.x - box.left) / box.width * canvas.width);
+          var y = Math.floor((c.y - box.top) / box.height * canvas.height);
+          if (x < 0 || y < 0 || x >= canvas.width || y >= canvas.height) return;
+          var px = ctx.getImageData(x, y, 1, 1).data;
+          if (px[3] > 0) label.style.fill = inkFor([px[0], px[1], px[2]]);
+        });
+      });
+    });
+    return Promise.all(jobs);
+  }
+
+  function inkOnData(gd) {
+    inkOnMarkers(gd);
+    return inkOnHeatmaps(gd).catch(function (error) { console.warn('figure ' + gd.id + ': ' + error); });
+  }
+
   // --- sliders reachable by keyboard ---------------------------------------------------------------
+
+  // What plotly does when a slider step or menu button is picked (Plots.executeAPICommands, which
+  // the partial bundle does not export): the step's method called with its args.
+  function executeStep(gd, Plotly, method, args) {
+    args = Array.isArray(args) ? args : [];
+    switch (method) {
+      case 'restyle': return Plotly.restyle(gd, args[0], args[1]);
+      case 'relayout': return Plotly.relayout(gd, args[0]);
+      case 'update': return Plotly.update(gd, args[0], args[1], args[2]);
+      case 'animate': return Plotly.animate(gd, args[0], args[1]);
+      case 'skip': case undefined: case null: return Promise.resolve();
+      default: return Promise.reject(new Error('slider step method ' + method + ' is not handled'));
+    }
+  }
 
   function runStep(gd, Plotly, sliderIndex, stepIndex) {
     var slider = gd._fullLayout.sliders[sliderIndex];
     var step = slider.steps[stepIndex];
     var update = {};
     update['sliders[' + sliderIndex + '].active'] = stepIndex;
-    var run = Promise.resolve();
-    if (step.method && step.method !== 'skip' && Plotly.Plots && Plotly.Plots.executeAPICommands) {
-      run = Plotly.Plots.executeAPICommands(gd, step.method, step.args);
-    }
+    var run = executeStep(gd, Plotly, step.method, step.args);
     return run.then(function () { return Plotly.relayout(gd, update); }).then(function () {
       gd.emit && gd.emit('plotly_sliderchange', { slider: slider, step: step, interaction: false });
     });
@@ -666,7 +840,9 @@
     return Plotly.react(gd, fitted.data, fitted.layout, configFor(figure, fitted.width))
       .then(function () { return fit(gd, Plotly, 16); })
       .then(function () { return applyTheme(gd, Plotly); })
+      .then(function () { return inkOnData(gd); })
       .then(function () {
+        keepTheme(gd, Plotly);
         addSliderInputs(gd, Plotly);
         gd.setAttribute('data-fitted', '1');
       });

@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 from .. import multimodal as mm
 from .. import rope
 from ._checks import _base, _bool, _even, _int, _lists, _np, _seed
-from ._style import COLORWAY, MUTED, _slider, _style
+from ._style import COLORWAY, _slider, _style
 
 __all__ = [
     "IMAGE_SIZES",
@@ -269,9 +269,11 @@ def position_ids_figure(
         })
     fig.update_layout(sliders=[_slider(steps, sizes.index(current),
                                        "image grid h × w (patches): ")])
-    fig.add_annotation(text=f"merge {merge}×{merge}: an h×w grid becomes (h/{merge})·(w/{merge}) "
-                            "tokens", xref="paper", yref="paper", x=1, y=0.02, showarrow=False,
-                       xanchor="right", font={"color": MUTED, "size": 11})
+    # The merge rule under the axis title, not inside the plot, where a phone's wrapped note
+    # covered the ids of the larger grids.
+    fig.update_xaxes(title_text="token index in the sequence<br><span style='font-size:11px'>"
+                                f"merge {merge}×{merge}: an h×w grid becomes "
+                                f"(h/{merge})·(w/{merge}) tokens</span>")
     return _style(fig, title, height=520)
 
 
