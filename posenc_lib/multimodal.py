@@ -205,6 +205,37 @@ def patch_grid_positions(
     )
 
 
+def relative_position_index_2d(window_h: int, window_w: int) -> torch.Tensor:
+    """Index of the offset between every pair of patches of a window into a 2-D bias table.
+
+    Swin and BEiT learn one bias per head for each offset ``(Δy, Δx)`` between a query patch and
+    a key patch of a ``window_h × window_w`` window (query minus key, row-major order), a table of
+    ``(2·window_h − 1)(2·window_w − 1)`` rows; the row of a pair is
+    ``(Δy + window_h − 1)·(2·window_w − 1) + (Δx + window_w − 1)``.
+
+    Parameters
+    ----------
+    window_h, window_w : int
+        Rows and columns of patches in the window (>= 1).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(window_h·window_w, window_h·window_w)``, int64, values in
+        ``[0, (2·window_h − 1)(2·window_w − 1))``.
+    """
+    window_h = check_positive_int(window_h, "window_h")
+    window_w = check_positive_int(window_w, "window_w")
+    area = window_h * window_w
+    check_size(("window_h·window_w", area), ("window_h·window_w", area),
+               what="the relative position index")
+    ys, xs = torch.meshgrid(torch.arange(window_h), torch.arange(window_w), indexing="ij")
+    ys, xs = ys.flatten(), xs.flatten()
+    dy = ys[:, None] - ys[None, :] + window_h - 1
+    dx = xs[:, None] - xs[None, :] + window_w - 1
+    return dy * (2 * window_w - 1) + dx
+
+
 # --- 2-D RoPE ------------------------------------------------------------------------------------
 
 

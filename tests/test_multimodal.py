@@ -678,3 +678,22 @@ def test_big_vision_rule_equals_posemb_sincos_2d(h: int, w: int, dim: int) -> No
         sincos_2d_table(h, w, dim, frequency_rule="moco")
     with pytest.raises(ValueError, match="dim >= 8"):
         sincos_2d_table(h, w, 4, frequency_rule="big_vision")
+
+
+@pytest.mark.parametrize(("window_h", "window_w"), [(1, 1), (2, 3), (7, 7), (4, 6)])
+def test_relative_position_index_2d_is_swins(window_h: int, window_w: int) -> None:
+    from transformers.models.swin.modeling_swin import SwinRelativePositionBias
+
+    from posenc_lib.multimodal import relative_position_index_2d
+
+    swin = SwinRelativePositionBias(num_heads=2, window_size=(window_h, window_w))
+    ours = relative_position_index_2d(window_h, window_w)
+    assert torch.equal(ours.flatten(), swin.relative_position_index)
+    # one row per offset: pairs with the same (Δy, Δx) share it, different offsets do not
+    rows, cols = patch_grid_positions(window_h, window_w)
+    offsets = torch.stack([rows[:, None] - rows[None, :], cols[:, None] - cols[None, :]], -1)
+    distinct = {tuple(o) for o in offsets.view(-1, 2).tolist()}
+    assert len(set(ours.flatten().tolist())) == len(distinct)
+    assert ours.max() < (2 * window_h - 1) * (2 * window_w - 1)
+    with pytest.raises(ValueError, match="window_h"):
+        relative_position_index_2d(0, 2)
