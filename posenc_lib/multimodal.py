@@ -205,6 +205,37 @@ def patch_grid_positions(
     )
 
 
+def relative_position_index_2d(window_h: int, window_w: int) -> torch.Tensor:
+    """Index of the offset between every pair of patches of a window into a 2-D bias table.
+
+    Swin and BEiT learn one bias per head for each offset ``(Δy, Δx)`` between a query patch and
+    a key patch of a ``window_h × window_w`` window (query minus key, row-major order), a table of
+    ``(2·window_h − 1)(2·window_w − 1)`` rows; the row of a pair is
+    ``(Δy + window_h − 1)·(2·window_w − 1) + (Δx + window_w − 1)``.
+
+    Parameters
+    ----------
+    window_h, window_w : int
+        Rows and columns of patches in the window (>= 1).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(window_h·window_w, window_h·window_w)``, int64, values in
+        ``[0, (2·window_h − 1)(2·window_w − 1))``.
+    """
+    window_h = check_positive_int(window_h, "window_h")
+    window_w = check_positive_int(window_w, "window_w")
+    area = window_h * window_w
+    check_size(("window_h·window_w", area), ("window_h·window_w", area),
+               what="the relative position index")
+    ys, xs = torch.meshgrid(torch.arange(window_h), torch.arange(window_w), indexing="ij")
+    ys, xs = ys.flatten(), xs.flatten()
+    dy = ys[:, None] - ys[None, :] + window_h - 1
+    dx = xs[:, None] - xs[None, :] + window_w - 1
+    return dy * (2 * window_w - 1) + dx
+
+
 # --- 2-D RoPE ------------------------------------------------------------------------------------
 
 
@@ -621,6 +652,7 @@ def apply_mrope(
 
 _KINDS = ("text", "image", "video")
 _RESUME_RULES = ("max", "grid")
+_SECONDS_CASTS = ("float32", "int")
 _PADDING_SIDES = ("left", "right")
 
 # One segment, checked: kind, t (or the text length), h, w, and the time spacing — ``None`` (1 per
@@ -670,24 +702,33 @@ def _scalar(value: object) -> object:
     return value
 
 
-def _time_offsets(t: int, spacing: tuple[float, ...] | None) -> torch.Tensor:
-    """Time ids of a grid's ``t`` temporal patches, before the start offset, as transformers 5.25.
+def _time_offsets(t: int, spacing: tuple[float, ...] | None,
+                  seconds_cast: str = "float32") -> torch.Tensor:
+    """Time ids of a grid's ``t`` temporal patches, before the start offset.
 
-    ``get_vision_position_ids`` computes ``(arange(t) * time_interval).long()`` with
-    ``time_interval = tokens_per_second * second_per_grid_ts[i]`` a float32 tensor: the product,
-    then each patch's multiple, are rounded to float32 and truncated — at 25 frames per second
-    (``2/25`` s per patch in float32) and 2 tokens per second, patch 25 gets ``⌊25 · 0.16⌋ = 4``
-    where a float64 product of the float32 seconds gives 3.
+    ``seconds_cast="float32"`` (transformers 5.25, after PR #48669):
+    ``(arange(t) * time_interval).long()`` with ``time_interval = tokens_per_second *
+    second_per_grid_ts[i]`` a float32 tensor: the product, then each patch's multiple, are rounded
+    to float32 and truncated — at 25 frames per second (``2/25`` s per patch in float32) and 2
+    tokens per second, patch 25 gets ``⌊25 · 0.16⌋ = 4`` where a float64 product of the float32
+    seconds gives 3. ``seconds_cast="int"`` (the 2025 4.x code's
+    ``torch.as_tensor(second_per_grid_t, dtype=range_tensor.dtype)``, and 5.x's
+    ``int(next(second_per_grid_ts))`` until PR #48669):
+    the seconds are truncated to an integer first, ``(arange(t) * int(seconds)) *
+    tokens_per_second``, so below one second per patch every temporal patch gets time id 0.
     """
     frames = torch.arange(t)
     if spacing is None:
         return frames
     if len(spacing) == 1:
         interval = torch.tensor(spacing[0], dtype=torch.float32)
-    else:
-        tokens_per_second, seconds = spacing
-        interval = torch.tensor(tokens_per_second, dtype=torch.float32) * torch.tensor(
-            seconds, dtype=torch.float32)
+        return (frames.to(torch.float32) * interval).long()
+    tokens_per_second, seconds = spacing
+    if seconds_cast == "int":
+        whole = torch.tensor(seconds, dtype=torch.float32).long()  # truncates toward zero
+        return (frames * whole * tokens_per_second).long()
+    interval = torch.tensor(tokens_per_second, dtype=torch.float32) * torch.tensor(
+        seconds, dtype=torch.float32)
     return (frames.to(torch.float32) * interval).long()
 
 
@@ -702,7 +743,8 @@ def _check_adjacent(parsed: list[_Segment]) -> None:
             )
 
 
-def _row_ids(parsed: list[_Segment], merge: int, resume: str) -> torch.Tensor:
+def _row_ids(parsed: list[_Segment], merge: int, resume: str,
+             seconds_cast: str = "float32") -> torch.Tensor:
     parts: list[torch.Tensor] = []
     p = 0
     for kind, a, h, w, spacing in parsed:
@@ -711,7 +753,7 @@ def _row_ids(parsed: list[_Segment], merge: int, resume: str) -> torch.Tensor:
             p += a
             continue
         gh, gw = h // merge, w // merge
-        times = _time_offsets(a, spacing) + p
+        times = _time_offsets(a, spacing, seconds_cast) + p
         tt, hh, ww = torch.meshgrid(times, torch.arange(gh) + p, torch.arange(gw) + p,
                                     indexing="ij")
         parts.append(torch.stack((tt, hh, ww)).reshape(3, -1))
@@ -735,7 +777,11 @@ def _parse(segments: object, merge: int, name: str = "segments") -> list[_Segmen
 
 
 def mrope_position_ids(
-    segments: Sequence[tuple[object, ...]], *, spatial_merge_size: int = 2, resume: str = "max"
+    segments: Sequence[tuple[object, ...]],
+    *,
+    spatial_merge_size: int = 2,
+    resume: str = "max",
+    seconds_cast: str = "float32",
 ) -> tuple[torch.Tensor, int]:
     """The ``(3, seq)`` M-RoPE ids of a text / image / video sequence, as ``get_rope_index``.
 
@@ -743,7 +789,7 @@ def mrope_position_ids(
     An image or video grid ``(t, h, w)`` of patches becomes ``t·(h/m)·(w/m)`` tokens (``m`` the
     spatial merge size) with ids time ``p + ⌊k·τ⌋`` for temporal patch ``k`` (``τ`` the time
     interval: 1 for images and Qwen2-VL, ``tokens_per_second · seconds_per_grid`` for Qwen2.5-VL
-    videos, computed in float32 as the model does), height ``p + row``, width ``p + col``. Then,
+    videos), height ``p + row``, width ``p + col``. Then,
     with ``resume="max"`` (the default: transformers 4.x up to 5.2, the rule the Qwen2-VL and
     Qwen2.5-VL checkpoints were trained with, "the maximum position ID of the preceding
     modality" plus one) the next segment starts at the largest id so far plus one; with
@@ -772,6 +818,13 @@ def mrope_position_ids(
         Where the segment after an image or video starts: the largest id so far plus one
         (transformers ≤ 5.2, the released checkpoints) or ``p + max(h, w) / m``
         (transformers ≥ 5.3).
+    seconds_cast : {"float32", "int"}
+        How ``tokens_per_second · seconds_per_grid`` is computed (the six-element video form
+        only): in float32 and truncated per patch (transformers 5.25, after PR #48669, September
+        2026), or with the seconds first truncated to an integer (the 2025 4.x code and 5.x until
+        that PR), which gives every temporal patch time id 0 below one second per patch (more
+        than 2 frames per second at ``temporal_patch_size`` 2). The processor's default 2 fps
+        (1 s per patch) gives the same ids both ways.
 
     Returns
     -------
@@ -783,7 +836,8 @@ def mrope_position_ids(
     """
     merge = check_positive_int(spatial_merge_size, "spatial_merge_size")
     resume = check_choice(resume, "resume", _RESUME_RULES)
-    ids = _row_ids(_parse(segments, merge), merge, resume)
+    seconds_cast = check_choice(seconds_cast, "seconds_cast", _SECONDS_CASTS)
+    ids = _row_ids(_parse(segments, merge), merge, resume, seconds_cast)
     return ids, int(ids.max()) + 1 - ids.shape[1]
 
 

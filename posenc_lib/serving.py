@@ -372,6 +372,7 @@ AUDIT_CODES = (
 """What :func:`audit_positions` can flag, each a trap chapter 12 measures on a real model."""
 
 _ROPE_TYPES = ("default", "linear", "yarn", "dynamic", "longrope", "llama3", "none")
+_ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2", "flash_attention_3")
 
 
 @dataclass(frozen=True)
@@ -407,6 +408,7 @@ def audit_positions(
     generate: bool = False,
     rope_type: str = "default",
     original_max_position: int | None = None,
+    attn_implementation: str = "eager",
 ) -> list[PositionIssue]:
     """Flag the position traps of a batch about to go through a transformers causal LM.
 
@@ -431,7 +433,10 @@ def audit_positions(
       cached below it (transformers' Phi-3 ``generate`` re-prefills; a loop of your own does not).
 
     A 4-D ``attention_mask`` is taken to be an explicit (block) mask and silences the packing
-    codes.
+    codes. Under FlashAttention (``attn_implementation="flash_attention_2"`` or ``"_3"``)
+    transformers infers the documents from restarting ids whenever the 2-D mask it is given has no
+    padding (an all-ones mask becomes ``None``), cache or not: ``packed-with-cache`` is not
+    raised there, and ``packed-with-2d-mask`` only when the batch's mask holds padding.
 
     Parameters
     ----------
@@ -453,6 +458,9 @@ def audit_positions(
         ``"dynamic"``, ``"longrope"``, ``"llama3"`` or ``"none"``.
     original_max_position : int, optional
         The training length, required for ``"dynamic"`` and ``"longrope"``.
+    attn_implementation : str
+        The model's ``attn_implementation``: ``"eager"``, ``"sdpa"`` (mask-based, the packing
+        traps apply), ``"flash_attention_2"`` or ``"flash_attention_3"``.
 
     Returns
     -------
@@ -469,6 +477,9 @@ def audit_positions(
         if not isinstance(switch, bool):
             raise TypeError(f"{name} must be a bool, got {_describe(switch)}")
     rope_type = check_choice(rope_type, "rope_type", _ROPE_TYPES)
+    attn_implementation = check_choice(attn_implementation, "attn_implementation",
+                                       _ATTN_IMPLEMENTATIONS)
+    flash = attn_implementation.startswith("flash_attention")
     limit = 0  # the training length, for the two RoPE types that switch at it
     if rope_type in ("dynamic", "longrope"):
         if original_max_position is None:
@@ -543,12 +554,14 @@ def audit_positions(
              "expected position_ids_from_mask(mask)[:, -seq:], e.g. a chunk or cached prefix "
              "must continue at the number of cached real tokens")
         if not explicit_mask:
-            if attention_mask is not None:
+            # FlashAttention drops an all-ones 2-D mask and then reads the documents off the ids
+            mask_kept = attention_mask is not None and not (flash and bool(full_mask.all()))
+            if mask_kept:
                 flag("packed-with-2d-mask", packed,
                      "position ids restart inside the row (packing) but a 2-D attention_mask is "
                      "given: transformers does not infer the documents, they attend to each other;"
                      " pass packed_causal_mask as a 4-D mask or drop the 2-D mask")
-            if use_cache or cache_length > 0:
+            if (use_cache or cache_length > 0) and not flash:
                 flag("packed-with-cache", packed,
                      "packing with a cache: eager and SDPA masks skip the document inference; "
                      "use_cache=False or an explicit packed_causal_mask")

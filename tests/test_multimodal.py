@@ -423,7 +423,8 @@ def test_text_after_an_image_resumes_at_max_h_w_over_merge() -> None:
 
 
 def _get_rope_index_4x(segments: list[tuple]) -> tuple[torch.Tensor, int]:
-    """transformers 4.x's Qwen2.5-VL get_rope_index loop (merge 2), transcribed."""
+    """transformers 4.x's Qwen2.5-VL get_rope_index loop (merge 2), transcribed, with its
+    "normalize type" cast of the seconds to the int64 dtype of ``arange``."""
     llm_pos_ids_list: list[torch.Tensor] = []
     for seg in segments:
         st_idx = llm_pos_ids_list[-1].max() + 1 if llm_pos_ids_list else 0
@@ -431,8 +432,14 @@ def _get_rope_index_4x(segments: list[tuple]) -> tuple[torch.Tensor, int]:
             llm_pos_ids_list.append(torch.arange(seg[1]).view(1, -1).expand(3, -1) + st_idx)
             continue
         t, gh, gw = seg[1], seg[2] // 2, seg[3] // 2
-        interval = seg[4] if len(seg) == 5 else 1
-        t_index = (torch.arange(t).view(-1, 1).expand(-1, gh * gw) * interval).long().flatten()
+        expanded_range = torch.arange(t).view(-1, 1).expand(-1, gh * gw)
+        if len(seg) == 6:  # ("video", t, h, w, tokens_per_second, seconds_per_grid)
+            second_per_grid_t = torch.as_tensor(torch.tensor(seg[5], dtype=torch.float32),
+                                                dtype=expanded_range.dtype)
+            t_index = (expanded_range * second_per_grid_t * seg[4]).long().flatten()
+        else:
+            interval = seg[4] if len(seg) == 5 else 1
+            t_index = (expanded_range * interval).long().flatten()
         h_index = torch.arange(gh).view(1, -1, 1).expand(t, -1, gw).flatten()
         w_index = torch.arange(gw).view(1, 1, -1).expand(t, gh, -1).flatten()
         llm_pos_ids_list.append(torch.stack([t_index, h_index, w_index]) + st_idx)
@@ -449,6 +456,26 @@ def test_resume_max_equals_the_transformers_4x_loop(segments: list[tuple]) -> No
     ours, delta = mrope_position_ids(segments, resume="max")
     old, old_delta = _get_rope_index_4x(segments)
     assert torch.equal(ours, old) and delta == old_delta
+
+
+@given(t=st.integers(1, 6), fps=st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 25.0]),
+       tokens_per_second=st.sampled_from([1, 2, 25]), n=st.integers(1, 3))
+def test_seconds_cast_int_equals_the_4x_loop_at_fractional_seconds(
+        t: int, fps: float, tokens_per_second: int, n: int) -> None:
+    seconds = 2 / fps  # temporal_patch_size 2
+    segments = [("text", n), ("video", t, 4, 4, tokens_per_second, seconds), ("text", 2)]
+    ours, delta = mrope_position_ids(segments, seconds_cast="int")
+    old, old_delta = _get_rope_index_4x(segments)
+    assert torch.equal(ours, old) and delta == old_delta
+    # below one second per patch every temporal patch shares one time id
+    assert (ours[0, n:n + 4 * t].unique().numel() == 1) == (seconds < 1 or t == 1)
+
+
+def test_seconds_cast_at_4_fps_collapses_the_time_ids() -> None:
+    """PR #48669's example: 0.5 s per patch, 2 tokens per second, four temporal patches."""
+    segments = [("text", 1), ("video", 4, 2, 2, 2, 0.5), ("text", 1)]
+    assert mrope_position_ids(segments)[0][0].tolist() == [0, 1, 2, 3, 4, 5]
+    assert mrope_position_ids(segments, seconds_cast="int")[0][0].tolist() == [0, 1, 1, 1, 1, 2]
 
 
 def test_resume_rules_agree_on_images_and_part_on_long_videos() -> None:
@@ -516,6 +543,8 @@ def test_interleaved_section_transformers_would_silently_change_is_refused() -> 
     (lambda: mrope_position_ids([("video", 2, 2, 2, -1.0)]), ValueError, r"time_interval"),
     (lambda: mrope_position_ids([]), ValueError, r"at least one token"),
     (lambda: mrope_position_ids([("text", 2)], resume="last"), ValueError, r"resume must be"),
+    (lambda: mrope_position_ids([("text", 2)], seconds_cast="round"), ValueError,
+     r"seconds_cast must be"),
     (lambda: mrope_position_ids([("video", 2, 2, 2, 2, 0.0)]), ValueError, r"seconds_per_grid"),
     (lambda: mrope_position_ids([("video", 2, 2, 2, 2, 1, 3)]), ValueError, r"tokens_per_second"),
     (lambda: mrope_position_ids([("image", 1, 2, 2), ("image", 1, 2, 2)]), ValueError,
@@ -649,3 +678,22 @@ def test_big_vision_rule_equals_posemb_sincos_2d(h: int, w: int, dim: int) -> No
         sincos_2d_table(h, w, dim, frequency_rule="moco")
     with pytest.raises(ValueError, match="dim >= 8"):
         sincos_2d_table(h, w, 4, frequency_rule="big_vision")
+
+
+@pytest.mark.parametrize(("window_h", "window_w"), [(1, 1), (2, 3), (7, 7), (4, 6)])
+def test_relative_position_index_2d_is_swins(window_h: int, window_w: int) -> None:
+    from transformers.models.swin.modeling_swin import SwinRelativePositionBias
+
+    from posenc_lib.multimodal import relative_position_index_2d
+
+    swin = SwinRelativePositionBias(num_heads=2, window_size=(window_h, window_w))
+    ours = relative_position_index_2d(window_h, window_w)
+    assert torch.equal(ours.flatten(), swin.relative_position_index)
+    # one row per offset: pairs with the same (Δy, Δx) share it, different offsets do not
+    rows, cols = patch_grid_positions(window_h, window_w)
+    offsets = torch.stack([rows[:, None] - rows[None, :], cols[:, None] - cols[None, :]], -1)
+    distinct = {tuple(o) for o in offsets.view(-1, 2).tolist()}
+    assert len(set(ours.flatten().tolist())) == len(distinct)
+    assert ours.max() < (2 * window_h - 1) * (2 * window_w - 1)
+    with pytest.raises(ValueError, match="window_h"):
+        relative_position_index_2d(0, 2)

@@ -360,6 +360,26 @@ def test_audit_flags_every_trap_of_chapter_12() -> None:
                                   original_max_position=8)) == {"longrope-switch-with-cache"}
 
 
+def test_audit_under_flash_attention_drops_the_false_packing_alarms() -> None:
+    """FlashAttention reads the documents off restarting ids (cache or not) unless the 2-D mask
+    it receives holds padding; an all-ones mask is dropped (transformers' flash_attention_mask)."""
+    ids = torch.ones(1, 5, dtype=torch.long)
+    packed = packed_position_ids([2, 3])[None]
+    ones = torch.ones(1, 5, dtype=torch.long)
+    for impl in ("eager", "sdpa"):
+        assert _codes(audit_positions(ids, None, packed, attn_implementation=impl)) == {
+            "packed-with-cache"}
+    for impl in ("flash_attention_2", "flash_attention_3"):
+        assert audit_positions(ids, None, packed, attn_implementation=impl) == []
+        assert audit_positions(ids, ones, packed, attn_implementation=impl) == []
+    # a padded batch keeps its 2-D mask under FlashAttention: the documents are not inferred
+    two = torch.ones(2, 5, dtype=torch.long)
+    padded = torch.tensor([[1, 1, 1, 1, 1], [0, 1, 1, 1, 1]])
+    ids2 = torch.stack([packed[0], torch.tensor([0, 0, 1, 2, 3])])
+    issues = audit_positions(two, padded, ids2, attn_implementation="flash_attention_2")
+    assert _codes(issues) == {"packed-with-2d-mask"} and issues[0].rows == (0,)
+
+
 @pytest.mark.parametrize(("kwargs", "exc", "match"), [
     (dict(input_ids=[[1, 2]]), TypeError, "input_ids must be a"),
     (dict(input_ids=torch.ones(3, dtype=torch.long)), ValueError, r"input_ids must have shape"),
@@ -376,6 +396,7 @@ def test_audit_flags_every_trap_of_chapter_12() -> None:
     (dict(use_cache=1), TypeError, "use_cache must be a bool"),
     (dict(rope_type="ntk"), ValueError, "rope_type must be one of"),
     (dict(rope_type="dynamic"), ValueError, "needs original_max_position"),
+    (dict(attn_implementation="flash"), ValueError, "attn_implementation must be one of"),
     (dict(attention_mask=torch.ones(1, 1, 2, 3, dtype=torch.bool)), ValueError, "4-D"),
 ])
 def test_audit_rejects_malformed_input(kwargs: dict, exc: type, match: str) -> None:

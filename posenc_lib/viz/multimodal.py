@@ -117,7 +117,7 @@ def rope_2d_similarity_figure(
     *,
     sliders: bool = True,
 ) -> go.Figure:
-    """The 2-D RoPE score over a grid of offsets ``(Δr, Δc)``: axial against RoPE-Mixed.
+    """The 2-D RoPE similarity over a grid of offsets ``(Δr, Δc)``: axial against RoPE-Mixed.
 
     Each cell is :func:`posenc_lib.multimodal.rope_2d_similarity`, the mean over pairs of
     ``cos(Δr·f^row_i + Δc·f^col_i)``: axial RoPE (``"blocks"``) on the left, RoPE-Mixed at its
@@ -157,7 +157,7 @@ def rope_2d_similarity_figure(
             go.Heatmap(
                 **props, x=offsets, y=offsets, zmin=-1, zmax=1, zmid=0, colorscale="RdBu",
                 reversescale=True, showscale=col == 2, colorbar={"thickness": 12, "len": 0.9},
-                hovertemplate="Δrow %{y}, Δcol %{x}<br>score %{z:.3f}<extra></extra>",
+                hovertemplate="Δrow %{y}, Δcol %{x}<br>mean similarity %{z:.3f}<extra></extra>",
             ),
             row=1, col=col,
         )
@@ -165,7 +165,7 @@ def rope_2d_similarity_figure(
         fig.update_xaxes(title_text="Δcol", range=span, constrain="domain", row=1, col=col)
         fig.update_yaxes(title_text="Δrow" if col == 1 else None, range=span, constrain="domain",
                          row=1, col=col)
-    title = f"2-D RoPE score at offset (Δrow, Δcol), d = {dim}"
+    title = f"2-D RoPE: mean similarity of random q = k at offset (Δrow, Δcol), d = {dim}"
     if not sliders:
         return _style(fig, title, height=470)
     seeds = sorted(set(range(8)) | {seed})
