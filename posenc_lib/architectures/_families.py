@@ -485,7 +485,7 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     """What every attention layer of a model does with position, read as the model reads it.
 
     With transformers installed the config is the model's own config object
-    (:func:`~posenc_lib.architectures._resolve.resolve`: defaults filled by the model class, a
+    (``posenc_lib.architectures._resolve.resolve``: defaults filled by the model class, a
     multimodal wrapper unwrapped to its text model), and the frequencies and cos/sin factor are
     read from the model's rotary module. Without transformers the dict is read as written; a
     RoPE config without ``rope_theta`` is refused and every other defaulted key is listed in

@@ -361,7 +361,7 @@ class TypeCheck:
 def check_type(
     model_type: str, seq: int = 12, offset: int = 5, tol: float = 2e-3, **overrides: Any
 ) -> TypeCheck:
-    """Hold :func:`position_plan` against a tiny random model of ``model_type``, layer by layer.
+    """Hold :func:`~posenc_lib.architectures.position_plan` against a tiny random model, layer by layer.
 
     Per attention layer: the q and k the layer hands to attention move under a common position
     shift exactly as the plan's rotation says (block, pairing, frequencies; NoPE: not at all);
@@ -423,7 +423,8 @@ def plan_problems(plan: Any, config: Any, model: Any | None = None, *, seq: int 
     Parameters
     ----------
     plan : list of LayerPosition
-        The plan to check (e.g. from :func:`position_plan`, or altered to see a check fail).
+        The plan to check (e.g. from :func:`~posenc_lib.architectures.position_plan`, or altered
+        to see a check fail).
     config, model
         A tiny transformers config and its model (from :func:`tiny_model`).
 
