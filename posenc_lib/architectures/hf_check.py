@@ -361,7 +361,9 @@ class TypeCheck:
 def check_type(
     model_type: str, seq: int = 12, offset: int = 5, tol: float = 2e-3, **overrides: Any
 ) -> TypeCheck:
-    """Hold :func:`~posenc_lib.architectures.position_plan` against a tiny random model, layer by layer.
+    """Hold :func:`~posenc_lib.architectures.position_plan` against a tiny random model.
+
+    Layer by layer, for ``model_type``.
 
     Per attention layer: the q and k the layer hands to attention move under a common position
     shift exactly as the plan's rotation says (block, pairing, frequencies; NoPE: not at all);
