@@ -1048,11 +1048,14 @@ class RotaryEmbedding(nn.Module):
         positions : torch.Tensor, optional
             Shape ``(seq,)`` or ``(batch, seq)`` (one row of positions per sequence: left padding,
             packed sequences); default ``arange(offset, offset + seq)``. Integer positions index
-            the reserved table (see :meth:`reserve`); float positions are computed directly.
+            the reserved table (see :meth:`reserve`); float positions (float32 or float64) are
+            computed directly. Put them on ``q``'s device beforehand: otherwise each call makes
+            a blocking host-to-device copy.
         offset : int or torch.Tensor
             First position when ``positions`` is not given (>= 0): during generation, the number
             of tokens already in the key–value cache (Meta's ``start_pos``). A 0-d integer tensor
-            is read as ``positions = offset + arange(seq)`` on its device.
+            is read as ``positions = offset + arange(seq)`` on its device (keep it on ``q``'s
+            device; a CPU tensor is copied at every call).
 
         Returns
         -------
