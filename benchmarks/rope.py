@@ -16,8 +16,8 @@ Printed per variant: table builds per step over the whole loop and over a second
 
 Then a **model-shaped decode step** (``--layers`` 32, ``--model-steps`` 512): Hugging Face builds
 cos/sin once per step and every layer applies them, so a step is one build + ``layers`` applies;
-``RotaryEmbedding`` is called once per layer. Printed: the median time of a step, as a ratio to
-Hugging Face's, and the build and one apply timed alone.
+``RotaryEmbedding`` is called once per layer. Printed: the fastest and the median time of a step,
+as ratios to Hugging Face's, and the build and one apply timed alone.
 
 Last, **host synchronisations per call** on every forward path (``posenc_lib.host_sync``: the
 operators that read a device value back to Python, and blocking copies between the host and a
@@ -214,8 +214,9 @@ def decode_model(heads: int, dim: int, steps: int, layers: int, config: object) 
     Hugging Face's ``LlamaModel.forward`` computes cos/sin **once per step** and hands them to
     every layer, which calls ``apply_rotary_pos_emb``: one build + ``layers`` applies.
     ``RotaryEmbedding`` is called once per layer (each call slices or gathers its shared table).
-    Printed: the median time of a whole step over ``steps`` steps (the variants take turns at
-    each step), after a warm-up generation, and Hugging Face's build and apply timed alone.
+    Printed: the fastest and the median time of a whole step over ``steps`` steps (the variants
+    take turns at each step), after a warm-up generation, and Hugging Face's build and apply
+    timed alone. On a shared machine the fastest step is the stable figure.
     """
     from transformers.models.llama.modeling_llama import (
         LlamaRotaryEmbedding,
@@ -253,7 +254,7 @@ def decode_model(heads: int, dim: int, steps: int, layers: int, config: object) 
     }
     print(
         f"\nmodel-shaped decode: {steps} steps, {layers} layers, q and k (1, {heads}, 1, {dim}) "
-        f"float32, threads={torch.get_num_threads()} (median time of one step)"
+        f"float32, threads={torch.get_num_threads()} (time of one step)"
     )
     for step in variants.values():  # warm-up generation
         for t in range(steps):
@@ -264,10 +265,17 @@ def decode_model(heads: int, dim: int, steps: int, layers: int, config: object) 
             start = time.perf_counter()
             step(t)
             times[name].append(time.perf_counter() - start)
-    hf_time = statistics.median(next(iter(times.values())))
+    # The fastest step is the robust figure on a shared machine (other processes only add time);
+    # the median is printed too.
+    hf_fast = min(next(iter(times.values())))
+    hf_median = statistics.median(next(iter(times.values())))
+    print(f"{'variant':<60} {'fastest':>9} {'vs HF':>6} {'median':>9} {'vs HF':>6}")
     for name, values in times.items():
-        seconds = statistics.median(values)
-        print(f"{name:<60} {seconds * 1e6:9.1f}us {seconds / hf_time:6.2f}x HF step")
+        fast, median = min(values), statistics.median(values)
+        print(
+            f"{name:<60} {fast * 1e6:7.1f}us {fast / hf_fast:5.2f}x "
+            f"{median * 1e6:7.1f}us {median / hf_median:5.2f}x"
+        )
 
 
 def host_reads(dim: int, config: object) -> None:
