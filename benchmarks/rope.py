@@ -12,11 +12,16 @@ rotates with ``apply_rotary_pos_emb``; ``RotaryEmbedding`` indexes its one table
 ``offset=t`` (Meta's ``start_pos`` slice, the table grows as needed) or by explicit ``positions``
 of shape ``(1,)`` or ``(batch, seq) = (1, 1)`` after ``reserve(steps)``; a last variant gives
 positions without a reserved table, so each step computes its row (as Hugging Face does).
-Printed per variant: table builds per step over the whole loop and after a warm-up (a first loop
-of the same length), and the median time per step as a ratio to Hugging Face's.
+Printed per variant: table builds per step over the whole loop and over a second generation.
 
-Last, **host reads per call** on every forward path (``posenc_lib.host_sync``: the operators
-that read a device value back to Python, each a host synchronisation on a GPU).
+Then a **model-shaped decode step** (``--layers`` 32, ``--model-steps`` 512): Hugging Face builds
+cos/sin once per step and every layer applies them, so a step is one build + ``layers`` applies;
+``RotaryEmbedding`` is called once per layer. Printed: the fastest and the median time of a step,
+as ratios to Hugging Face's, and the build and one apply timed alone.
+
+Last, **host synchronisations per call** on every forward path (``posenc_lib.host_sync``: the
+operators that read a device value back to Python, and blocking copies between the host and a
+device; the last rows put ``q`` on the ``meta`` device to show the copies a GPU would make).
 
 Run: ``.venv/bin/python benchmarks/rope.py [--repeats N] [--seq S] [--threads T] [--steps N]``.
 All tensors live on the CPU, so every time printed is a CPU time (no GPU was timed).
@@ -65,6 +70,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: leave default)")
     parser.add_argument("--steps", type=int, default=4096, help="decode steps (one token each)")
+    parser.add_argument("--layers", type=int, default=32, help="layers in a model-shaped step")
+    parser.add_argument("--model-steps", type=int, default=512, help="model-shaped decode steps")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -126,6 +133,7 @@ def main() -> None:
             f"vs HF {seconds / hf:5.2f}x   vs clone {seconds / floor:5.2f}x"
         )
     decode(args.heads, args.dim, args.steps, config)
+    decode_model(args.heads, args.dim, args.model_steps, args.layers, config)
     host_reads(args.dim, config)
 
 
@@ -162,13 +170,21 @@ def decode(heads: int, dim: int, steps: int, config: object) -> None:
     variants: dict[str, tuple[Callable[[int], object], Callable[[], int]]] = {
         "HF LlamaRotaryEmbedding + apply_rotary_pos_emb": (hf_step, lambda: hf_rope.builds),
         "RotaryEmbedding, offset=t": (
-            lambda t: ours_offset(q, k, offset=t), lambda: ours_offset.table_builds),
+            lambda t: ours_offset(q, k, offset=t),
+            lambda: ours_offset.table_builds,
+        ),
         "RotaryEmbedding, positions (1,), reserved": (
-            lambda t: ours_reserved(q, k, step_positions[t]), lambda: ours_reserved.table_builds),
+            lambda t: ours_reserved(q, k, step_positions[t]),
+            lambda: ours_reserved.table_builds,
+        ),
         "RotaryEmbedding, positions (1, 1), reserved": (
-            lambda t: ours_reserved(q, k, step_ids_2d[t]), lambda: ours_reserved.table_builds),
+            lambda t: ours_reserved(q, k, step_ids_2d[t]),
+            lambda: ours_reserved.table_builds,
+        ),
         "RotaryEmbedding, positions (1,), not reserved": (
-            lambda t: ours_positions(q, k, step_positions[t]), lambda: ours_positions.table_builds),
+            lambda t: ours_positions(q, k, step_positions[t]),
+            lambda: ours_positions.table_builds,
+        ),
     }
     rows = []
     for name, (step, builds) in variants.items():
@@ -176,25 +192,90 @@ def decode(heads: int, dim: int, steps: int, config: object) -> None:
         for t in range(steps):  # the first generation: tables grow here
             step(t)
         first = builds() - before
-        times = []
-        for t in range(steps):  # a second generation of the same length, timed
-            start = time.perf_counter()
+        for t in range(steps):  # a second generation of the same length
             step(t)
-            times.append(time.perf_counter() - start)
         again = builds() - before - first
-        rows.append((name, first, again, statistics.median(times)))
+        rows.append((name, first, again))
     # Same answers: every variant's last step against a float64 rotation.
     exact = apply_rope_half(q.double(), torch.tensor([steps - 1]))
     for name, (step, _) in variants.items():
         err = (step(steps - 1)[0].double() - exact).abs().max().item()  # type: ignore[index]
         assert err < 1e-3, (name, err)
-    hf_time = rows[0][3]
-    print(f"\ndecode: {steps} steps of one token, q and k (1, {heads}, 1, {dim}) float32")
-    print(f"{'variant':<48} {'table builds':>18} {'after warm-up':>14} {'time/step':>10} vs HF")
-    for name, first, again, seconds in rows:
-        print(f"{name:<48} {first:5d} ({first / steps:.4f}/step) "
-              f"{again:5d} ({again / steps:.0f}/step) "
-              f"{seconds * 1e6:8.1f}us {seconds / hf_time:5.2f}x")
+    print(f"\ndecode: {steps} steps of one token, q and k (1, {heads}, 1, {dim}) float32; one call")
+    print(f"{'variant':<48} {'table builds':>18} {'second generation':>18}")
+    for name, first, again in rows:
+        per_step = f"({first / steps:.4f}/step)"
+        print(f"{name:<48} {first:5d} {per_step} {again:5d} ({again / steps:.0f}/step)")
+
+
+def decode_model(heads: int, dim: int, steps: int, layers: int, config: object) -> None:
+    """A model-shaped decode step: the rotation of ``layers`` attention layers for one token.
+
+    Hugging Face's ``LlamaModel.forward`` computes cos/sin **once per step** and hands them to
+    every layer, which calls ``apply_rotary_pos_emb``: one build + ``layers`` applies.
+    ``RotaryEmbedding`` is called once per layer (each call slices or gathers its shared table).
+    Printed: the fastest and the median time of a whole step over ``steps`` steps (the variants
+    take turns at each step), after a warm-up generation, and Hugging Face's build and apply
+    timed alone. On a shared machine the fastest step is the stable figure.
+    """
+    from transformers.models.llama.modeling_llama import (
+        LlamaRotaryEmbedding,
+        apply_rotary_pos_emb,
+    )
+
+    q, k = torch.randn(2, 1, heads, 1, dim)
+    hf_rope = LlamaRotaryEmbedding(config)
+    ours = RotaryEmbedding(dim, max_positions=steps)
+    step_ids = [torch.tensor([[t]]) for t in range(steps)]  # built outside the timed region
+    hf_tables = [hf_rope(q, ids) for ids in step_ids]
+
+    def hf_step(t: int) -> None:
+        cos, sin = hf_rope(q, step_ids[t])  # once per step, shared by every layer
+        for _ in range(layers):
+            apply_rotary_pos_emb(q, k, cos, sin)
+
+    def ours_offset(t: int) -> None:
+        for _ in range(layers):
+            ours(q, k, offset=t)
+
+    def ours_ids(t: int) -> None:
+        for _ in range(layers):
+            ours(q, k, step_ids[t])
+
+    variants: dict[str, Callable[[int], object]] = {
+        f"HF: 1 LlamaRotaryEmbedding + {layers} apply_rotary_pos_emb": hf_step,
+        f"RotaryEmbedding, offset=t, {layers} calls": ours_offset,
+        f"RotaryEmbedding, positions (1, 1), reserved, {layers} calls": ours_ids,
+        "HF LlamaRotaryEmbedding alone (the build)": lambda t: hf_rope(q, step_ids[t]),
+        "HF apply_rotary_pos_emb alone (one layer)": lambda t: apply_rotary_pos_emb(
+            q, k, *hf_tables[t]
+        ),
+        "RotaryEmbedding, offset=t, alone (one layer)": lambda t: ours(q, k, offset=t),
+    }
+    print(
+        f"\nmodel-shaped decode: {steps} steps, {layers} layers, q and k (1, {heads}, 1, {dim}) "
+        f"float32, threads={torch.get_num_threads()} (time of one step)"
+    )
+    for step in variants.values():  # warm-up generation
+        for t in range(steps):
+            step(t)
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for t in range(steps):  # the variants take turns at each step: machine noise hits all alike
+        for name, step in variants.items():
+            start = time.perf_counter()
+            step(t)
+            times[name].append(time.perf_counter() - start)
+    # The fastest step is the robust figure on a shared machine (other processes only add time);
+    # the median is printed too.
+    hf_fast = min(next(iter(times.values())))
+    hf_median = statistics.median(next(iter(times.values())))
+    print(f"{'variant':<60} {'fastest':>9} {'vs HF':>6} {'median':>9} {'vs HF':>6}")
+    for name, values in times.items():
+        fast, median = min(values), statistics.median(values)
+        print(
+            f"{name:<60} {fast * 1e6:7.1f}us {fast / hf_fast:5.2f}x "
+            f"{median * 1e6:7.1f}us {median / hf_median:5.2f}x"
+        )
 
 
 def host_reads(dim: int, config: object) -> None:
@@ -208,9 +289,12 @@ def host_reads(dim: int, config: object) -> None:
     ids = torch.tensor([[0, 0, 1], [7, 8, 9]])  # a left-padded row and a plain one
     hf_rope = LlamaRotaryEmbedding(config)
     plain, reserved = RotaryEmbedding(dim), RotaryEmbedding(dim, max_positions=4096)
+    q_meta, ids_meta = q.to("meta"), ids.to("meta")
+    on_meta, plain_cpu = RotaryEmbedding(dim, max_positions=64).to("meta"), RotaryEmbedding(dim)
     paths: dict[str, Callable[[], object]] = {
         "HF LlamaRotaryEmbedding + apply_rotary_pos_emb, (batch, seq) ids": lambda: (
-            apply_rotary_pos_emb(q, q, *hf_rope(q, ids))),
+            apply_rotary_pos_emb(q, q, *hf_rope(q, ids))
+        ),
         "RotaryEmbedding offset=100": lambda: plain(q, q, offset=100),
         "RotaryEmbedding offset=tensor(100)": lambda: plain(q, q, offset=torch.tensor(100)),
         "RotaryEmbedding positions (seq,), reserved": lambda: reserved(q, q, ids[1]),
@@ -220,8 +304,22 @@ def host_reads(dim: int, config: object) -> None:
         "apply_rope_half(x, positions)": lambda: apply_rope_half(q, ids[1]),
         "apply_rope_interleaved(x, positions)": lambda: apply_rope_interleaved(q, ids[1]),
         "apply_rope_complex(x, positions)": lambda: apply_rope_complex(q, ids[1]),
+        "q on meta: RotaryEmbedding on meta, ids on meta": lambda: on_meta(
+            q_meta, q_meta, ids_meta
+        ),
+        "q on meta: RotaryEmbedding on meta, CPU ids": lambda: on_meta(q_meta, q_meta, ids),
+        "q on meta: RotaryEmbedding on meta, offset=tensor(40) on CPU": lambda: on_meta(
+            q_meta, q_meta, offset=torch.tensor(40)
+        ),
+        "q on meta: RotaryEmbedding left on the CPU, a table build": lambda: (
+            plain_cpu.reset_tables(),
+            plain_cpu(q_meta, q_meta),
+        ),
     }
-    print(f"\nhost reads per call ({', '.join(sorted(_READ_OPS))}, device-to-host copies)")
+    print(
+        f"\nhost synchronisations per call ({', '.join(sorted(_READ_OPS))}, copies between the "
+        "host and a device)"
+    )
     for name, call in paths.items():
         call()  # warm-up: a first call may build a table
         counts = count_host_reads(call)

@@ -68,6 +68,21 @@ __all__ = [
 
 CONVENTIONS = ("half", "interleaved", "complex")
 _INDEX_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+_HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def _reject_half_positions(positions: torch.Tensor, name: str = "positions") -> None:
+    """Refuse float16/bfloat16 positions by dtype (no value is read).
+
+    float16 holds integers exactly only up to 2048 (3001 is stored as 3000) and bfloat16 only up
+    to 256, so such positions would be silently rounded.
+    """
+    if positions.dtype in _HALF_DTYPES:
+        raise TypeError(
+            f"{name} must be an integer tensor or float32/float64, got dtype {positions.dtype}: "
+            "half-precision positions are rounded (float16 holds integers exactly only up to "
+            "2048, bfloat16 up to 256)"
+        )
 
 
 def rope_inv_freq(dim: int, base: float = 10000.0) -> torch.Tensor:
@@ -110,7 +125,8 @@ def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor
     positions = check_positions(positions)
     inv_freq = check_inv_freq(inv_freq)
     check_size(
-        ("len(positions)", positions.shape[0]), ("len(inv_freq)", inv_freq.shape[0]),
+        ("len(positions)", positions.shape[0]),
+        ("len(inv_freq)", inv_freq.shape[0]),
         what="the (seq, dim // 2) angles",
     )
     return check_angles(torch.outer(positions, inv_freq.to(positions.device)))
@@ -154,7 +170,8 @@ def rope_cos_sin(
     device = check_device(device)
     angles = rope_angles(positions, inv_freq)
     check_size(
-        ("len(positions)", angles.shape[0]), ("dim", 2 * angles.shape[1]),
+        ("len(positions)", angles.shape[0]),
+        ("dim", 2 * angles.shape[1]),
         what="each (seq, dim) table",
     )
     cos, sin = angles.cos() * scale, angles.sin() * scale
@@ -243,14 +260,14 @@ def _positions_tensor(positions: object, seq: int, name: str = "positions") -> t
         return check_positions(positions, seq, name)
     if positions.dtype.is_complex or positions.dtype == torch.bool:
         raise TypeError(f"{name} must hold integers or real floats, got dtype {positions.dtype}")
+    _reject_half_positions(positions, name)
     if positions.ndim != 1:
         raise ValueError(
             f"{name} must be 1-D with shape (seq,), got shape {tuple(positions.shape)}"
         )
     if positions.shape[0] != seq:
         raise ValueError(
-            f"{name} must have length seq = {seq} (x.shape[-2]), "
-            f"got length {positions.shape[0]}"
+            f"{name} must have length seq = {seq} (x.shape[-2]), got length {positions.shape[0]}"
         )
     positions = positions.to(torch.float64)
     _finite_on_host(positions, f"{name} must be finite, got a NaN or infinite entry")
@@ -261,8 +278,11 @@ def _spectrum(inv_freq: object, dim: int) -> torch.Tensor:
     """:func:`check_inv_freq` without a host synchronisation (values checked on the CPU only)."""
     if not isinstance(inv_freq, torch.Tensor):
         return check_inv_freq(inv_freq, dim)  # raises its TypeError
-    if inv_freq.dtype.is_complex or inv_freq.dtype == torch.bool or inv_freq.ndim != 1 or (
-        inv_freq.shape[0] != dim // 2
+    if (
+        inv_freq.dtype.is_complex
+        or inv_freq.dtype == torch.bool
+        or inv_freq.ndim != 1
+        or (inv_freq.shape[0] != dim // 2)
     ):
         check_inv_freq(inv_freq.detach().cpu(), dim)  # bad input only: raise its clear error
     inv_freq = inv_freq.to(torch.float64)
@@ -440,9 +460,7 @@ def partial_rotary_dim(head_dim: int, partial_rotary_factor: float) -> int:
     head_dim = check_dim(head_dim, "head_dim")
     factor = check_positive(partial_rotary_factor, "partial_rotary_factor")
     if factor > 1.0:
-        raise ValueError(
-            f"partial_rotary_factor must be in (0, 1], got {partial_rotary_factor!r}"
-        )
+        raise ValueError(f"partial_rotary_factor must be in (0, 1], got {partial_rotary_factor!r}")
     rotary_dim = int(head_dim * factor)
     if rotary_dim == 0 or rotary_dim % 2 != 0:
         raise ValueError(
@@ -494,9 +512,7 @@ def apply_rope_partial(
     dim = x.shape[-1]
     rotary_dim = check_dim(rotary_dim, "rotary_dim")
     if rotary_dim > dim:
-        raise ValueError(
-            f"rotary_dim must be <= x.shape[-1] = {dim}, got {rotary_dim}"
-        )
+        raise ValueError(f"rotary_dim must be <= x.shape[-1] = {dim}, got {rotary_dim}")
     convention = check_choice(convention, "convention", CONVENTIONS)
     apply = {
         "half": apply_rope_half,
@@ -504,8 +520,10 @@ def apply_rope_partial(
         "complex": apply_rope_complex,
     }[convention]
     if inv_freq is not None:
-        if isinstance(inv_freq, torch.Tensor) and inv_freq.ndim == 1 and (
-            inv_freq.shape[0] != rotary_dim // 2
+        if (
+            isinstance(inv_freq, torch.Tensor)
+            and inv_freq.ndim == 1
+            and (inv_freq.shape[0] != rotary_dim // 2)
         ):
             raise ValueError(
                 f"inv_freq must have length rotary_dim // 2 = {rotary_dim // 2}, "
@@ -592,8 +610,14 @@ class RotaryEmbedding(nn.Module):
     Hugging Face's models keep one rotary module per model): the layers then share one table.
 
     Every forward path runs without a host synchronisation (no device value is read back to
-    Python; ``tests/test_rope_serving.py`` counts them and runs every path on the ``meta``
-    device, which has no values to read):
+    Python, and nothing is copied between the host and the device;
+    ``tests/test_rope_serving.py`` counts them with :mod:`posenc_lib.host_sync` and runs every
+    path on the ``meta`` device, which has no values to read) **provided** the tensors it is given
+    are already on ``q``'s device: the module (``.to(device)``), ``positions`` and a tensor
+    ``offset``. CPU position ids with a GPU ``q`` cost one blocking host-to-device copy per call
+    (PyTorch's copy waits in both directions), and a module left on the CPU one per table build;
+    copy them beforehand, or with ``non_blocking=True`` from pinned memory. List positions are
+    read and copied (a host read and a copy per call).
 
     * ``offset`` (a Python int, Meta's ``start_pos``): slices rows ``offset … offset+seq-1``. The
       needed length is known on the host, so the table grows when a call needs more rows, to
@@ -655,7 +679,15 @@ class RotaryEmbedding(nn.Module):
       values on every call would read device values);
     * :meth:`cos_sin` returns copies, so a caller who edits them changes nothing here;
     * when ``inv_freq`` requires grad (a learned spectrum) and autograd is on, the rows needed are
-      computed afresh on every call, so each forward pass has its own graph.
+      computed afresh on every call, so each forward pass has its own graph. ``inv_freq`` is a
+      non-persistent buffer even then: it is in neither ``parameters()`` nor ``state_dict()``,
+      so hand it to the optimiser and save it yourself;
+    * built under ``with torch.device("meta")`` and materialised with ``to_empty(device=...)``,
+      ``inv_freq`` is recomputed (from ``base``, or from the CPU copy of a custom spectrum).
+
+    ``(batch, seq)`` positions with ``q`` or ``k`` of batch 1 broadcast: the outputs then have
+    batch ``batch``, not 1. Float16/bfloat16 positions are refused (``TypeError``): they hold
+    integers exactly only up to 2048 and 256.
     """
 
     inv_freq: torch.Tensor
@@ -676,10 +708,17 @@ class RotaryEmbedding(nn.Module):
         self.base = resolve_base(base, inv_freq)
         self.convention = check_choice(convention, "convention", CONVENTIONS)
         self.attention_scaling = attention_scaling  # validated by __setattr__
-        freqs = rope_inv_freq(self.dim, self.base) if inv_freq is None else check_inv_freq(
-            inv_freq, self.dim
+        freqs = (
+            rope_inv_freq(self.dim, self.base)
+            if inv_freq is None
+            else check_inv_freq(inv_freq, self.dim)
         )
         self.register_buffer("inv_freq", freqs.clone(), persistent=False)
+        # What to rebuild inv_freq from when it has no values (built on the meta device and then
+        # materialised with to_empty): None = base^(-2i/dim); otherwise a CPU copy of the spectrum.
+        self._freqs_source: torch.Tensor | None = (
+            None if inv_freq is None else self._cpu_source(self.inv_freq)
+        )
         self.table_builds = 0
         # (device, dtype) -> tables for positions 0 … capacity-1 (capacity = first dim)
         self._tables: dict[tuple[torch.device, torch.dtype], tuple[torch.Tensor, ...]] = {}
@@ -689,6 +728,13 @@ class RotaryEmbedding(nn.Module):
         if max_positions:
             self._reserve_rows(max_positions, "max_positions")
 
+    @staticmethod
+    def _cpu_source(freqs: torch.Tensor) -> torch.Tensor | None:
+        """A CPU copy of a spectrum, or an empty tensor when its values are not on the host."""
+        if freqs.device.type == "cpu":
+            return freqs.detach().clone()
+        return torch.empty(0, dtype=torch.float64)  # unknown: not copied back (no sync)
+
     @property
     def max_rows(self) -> int:
         """The longest table the size limit allows: ``MAX_ELEMENTS // dim`` rows."""
@@ -697,6 +743,7 @@ class RotaryEmbedding(nn.Module):
     def __setattr__(self, name: str, value: object) -> None:
         if name == "inv_freq" and "inv_freq" in self.__dict__.get("_buffers", {}):
             value = check_inv_freq(value, self.dim)  # float64, on the value's device
+            self.__dict__["_freqs_source"] = self._cpu_source(value)
         elif name == "attention_scaling":
             value = check_positive(value, "attention_scaling")
         elif name == "convention" and "convention" in self.__dict__:
@@ -768,8 +815,10 @@ class RotaryEmbedding(nn.Module):
             return (freqs.to(self._work_dtype(dtype)),)
         cos = angles.cos() * self.attention_scaling
         sin = angles.sin() * self.attention_scaling
-        cos = torch.cat((cos, cos), -1) if self.convention == "half" else (
-            cos.repeat_interleave(2, dim=-1)
+        cos = (
+            torch.cat((cos, cos), -1)
+            if self.convention == "half"
+            else (cos.repeat_interleave(2, dim=-1))
         )
         return cos.to(dtype), sin.to(dtype)
 
@@ -925,9 +974,24 @@ class RotaryEmbedding(nn.Module):
         # and drop the tables built for the old device or dtype.
         freqs = self.inv_freq
         module = super()._apply(fn, recurse)
-        self._buffers["inv_freq"] = freqs.to(device=self._buffers["inv_freq"].device)
+        device = self._buffers["inv_freq"].device
+        if freqs.device.type == "meta" and device.type != "meta":
+            # to_empty() out of the meta device: there are no values to move; rebuild them.
+            freqs = self._rebuilt_freqs()
+        self._buffers["inv_freq"] = freqs.to(device=device)
         self.reset_tables()
         return module
+
+    def _rebuilt_freqs(self) -> torch.Tensor:
+        source = self._freqs_source
+        if source is None:
+            return rope_inv_freq(self.dim, self.base).to("cpu")
+        if source.numel() == 0:
+            raise ValueError(
+                "inv_freq was set on a device other than the CPU and the module was then moved "
+                "to the meta device: its values are lost; assign inv_freq again after to_empty()"
+            )
+        return source
 
     def _rotate(self, x: torch.Tensor, tables: tuple[torch.Tensor, ...]) -> torch.Tensor:
         if self.convention == "half":
@@ -946,6 +1010,7 @@ class RotaryEmbedding(nn.Module):
             raise TypeError(
                 f"positions must hold integers or real floats, got dtype {positions.dtype}"
             )
+        _reject_half_positions(positions)
         if positions.ndim not in (1, 2) or positions.shape[-1] != seq:
             raise ValueError(
                 f"positions must have shape (seq,) or (batch, seq) with seq = {seq} "
@@ -983,11 +1048,14 @@ class RotaryEmbedding(nn.Module):
         positions : torch.Tensor, optional
             Shape ``(seq,)`` or ``(batch, seq)`` (one row of positions per sequence: left padding,
             packed sequences); default ``arange(offset, offset + seq)``. Integer positions index
-            the reserved table (see :meth:`reserve`); float positions are computed directly.
+            the reserved table (see :meth:`reserve`); float positions (float32 or float64) are
+            computed directly. Put them on ``q``'s device beforehand: otherwise each call makes
+            a blocking host-to-device copy.
         offset : int or torch.Tensor
             First position when ``positions`` is not given (>= 0): during generation, the number
             of tokens already in the key–value cache (Meta's ``start_pos``). A 0-d integer tensor
-            is read as ``positions = offset + arange(seq)`` on its device.
+            is read as ``positions = offset + arange(seq)`` on its device (keep it on ``q``'s
+            device; a CPU tensor is copied at every call).
 
         Returns
         -------

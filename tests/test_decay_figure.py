@@ -162,3 +162,21 @@ def test_spread_validates_its_arguments(kwargs: dict, name: str) -> None:
     args = {"dim": 16, "base": 1e4, "max_distance": 8} | kwargs
     with pytest.raises(ValueError, match=name):
         rope_score_spread(**args)
+
+
+@pytest.mark.parametrize(
+    ("curves", "named", "absent"),
+    [
+        (("bound", "similarity"), ["RoFormer's bound", "aligned score"], "unrelated"),
+        (("similarity", "spread"), ["aligned score", "unrelated scores"], "bound"),
+        (("bound", "similarity", "spread"), ["bound", "aligned", "unrelated"], None),
+    ],
+)
+def test_the_title_names_exactly_the_curves_drawn(
+    curves: tuple[str, ...], named: list[str], absent: str | None
+) -> None:
+    fig = decay_curves(dim=16, base=1e4, max_distance=40, curves=curves, sliders=False)
+    title = fig.layout.title.text
+    assert len(fig.data) == len(curves)
+    assert all(part in title for part in named), title
+    assert absent is None or absent not in title, title

@@ -191,3 +191,58 @@ def test_growth_is_capped_at_the_size_limit_and_beyond_it_rows_are_computed(
     assert layer.table_builds == builds + 2  # 256 and 10 000 computed directly
     with pytest.raises(ValueError, match=r"length must be at most MAX_ELEMENTS // dim = 256"):
         layer.reserve(257, "cpu", torch.float64)
+
+
+def test_host_to_device_copies_are_counted() -> None:
+    # PyTorch's CUDA copy kernel waits for every blocking copy, host to device included; on a
+    # CPU-only machine a copy to the meta device stands for it.
+    q = Q.to("meta")
+    layer = RotaryEmbedding(16, max_positions=64).to("meta")
+    cpu_ids = torch.tensor([[0, 0, 1], [5, 6, 7]])
+    meta_ids = cpu_ids.to("meta")
+    layer(q, q, meta_ids)
+    assert count_host_reads(lambda: layer(q, q, meta_ids)) == {}
+    assert count_host_reads(lambda: layer(q, q, cpu_ids)) == {"aten::_to_copy (host to device)": 1}
+    assert count_host_reads(lambda: layer(q, q, offset=torch.tensor(40))) == {
+        "aten::_to_copy (host to device)": 1
+    }
+    assert count_host_reads(lambda: layer(q, q, offset=40)) == {}
+    # A module left on the CPU copies its spectrum to q's device at each table build.
+    cpu_layer = RotaryEmbedding(16)
+    assert count_host_reads(lambda: cpu_layer(q, q, offset=40)) == {
+        "aten::_to_copy (host to device)": 1
+    }
+    target = torch.empty(3, device="meta")
+    assert count_host_reads(lambda: target.copy_(torch.zeros(3))) == {
+        "aten::copy_ (host to device)": 1
+    }
+    # non_blocking=True does not help from pageable (unpinned) memory: still counted.
+    assert count_host_reads(lambda: torch.zeros(3).to("meta", non_blocking=True)) == {
+        "aten::_to_copy (host to device)": 1
+    }
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_built_on_meta_then_materialised(convention: str) -> None:
+    with torch.device("meta"):
+        layer = RotaryEmbedding(16, 500000.0, convention=convention)
+    assert layer.inv_freq.device.type == "meta"
+    layer.to_empty(device="cpu")
+    assert torch.equal(layer.inv_freq, rope_module.rope_inv_freq(16, 500000.0))
+    fresh = RotaryEmbedding(16, 500000.0, convention=convention)
+    assert torch.equal(layer(Q, Q, offset=5)[0], fresh(Q, Q, offset=5)[0])
+    custom = rope_module.rope_inv_freq(16) / 4
+    moved = RotaryEmbedding(16, inv_freq=custom, convention=convention).to("meta")
+    assert torch.equal(moved.to_empty(device="cpu").inv_freq, custom)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_positions_are_refused(dtype: torch.dtype) -> None:
+    # float16 stores 3001 as 3000: the rotation would be off by a whole position.
+    positions = torch.arange(3000, 3003).to(dtype)
+    with pytest.raises(TypeError, match="half-precision positions"):
+        RotaryEmbedding(16)(Q, Q, positions)
+    with pytest.raises(TypeError, match="half-precision positions"):
+        apply_rope_half(Q, positions)
+    with pytest.raises(TypeError, match="half-precision positions"):
+        apply_rope_partial(Q, 8, positions)

@@ -67,6 +67,22 @@ def _names(curves: tuple[str, ...], n_samples: int) -> list[str]:
     return [text[c] for c in curves]
 
 
+_TITLE_PARTS = {
+    "bound": "RoFormer's bound",
+    "similarity": "the aligned score",
+    "spread": "unrelated scores",
+}
+
+
+def _title(curves: tuple[str, ...]) -> str:
+    """The figure title, naming exactly the curves drawn."""
+    parts = [_TITLE_PARTS[c] for c in curves]
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    if len(parts) == 3:
+        listed = f"{parts[0]}, {parts[1]}, and {parts[2]}"
+    return f"Long-term decay: {listed}"
+
+
 def _decay_state(
     dim: int,
     base: float,
@@ -173,7 +189,7 @@ def decay_curves(
         title = "Sinusoidal similarity against distance (1 at r = 0)"
     else:
         y_title = "each curve ÷ its value at r = 0"
-        title = "Long-term decay: RoFormer's bound, the aligned score, and unrelated scores"
+        title = _title(curves)
     log_axis = max_distance > MAX_DISTANCE_WITH_SLIDERS
     fig.update_layout(
         xaxis={"title": {"text": "relative distance r = m − n (tokens)"

@@ -55,7 +55,7 @@ def _offset_state(
         {
             "x": [offset, offset],
             "y": [score[offset], added[offset]],
-            "hovertemplate": "shift t = %{x}<br>score = %{y:.4f}<extra></extra>",
+            "hovertemplate": "shift Δ = %{x}<br>score = %{y:.4f}<extra></extra>",
         },
     ]
 
@@ -71,10 +71,10 @@ def rope_offset_figure(
     max_offset: int = 64,
     sliders: bool = True,
 ) -> go.Figure:
-    """``⟨RoPE(q, m+t), RoPE(k, n+t)⟩`` as a shared shift t moves: it does not change.
+    """``⟨RoPE(q, m+Δ), RoPE(k, n+Δ)⟩`` as a shared shift Δ moves: it does not change.
 
     Left: pair 0 of the rotated query and key (both turn, the angle between them stays).
-    Right: the score against t, and for contrast ``(q + PE(m+t))·(k + PE(n+t))``.
+    Right: the score against Δ, and for contrast ``(q + PE(m+Δ))·(k + PE(n+Δ))``.
 
     Parameters
     ----------
@@ -83,7 +83,7 @@ def rope_offset_figure(
     base : float
         Base ``b`` (> 1).
     offset : int
-        The shift t shown (0 … max_offset).
+        The shift Δ shown (0 … max_offset).
     seed : int
         Seed of the random ``q`` and ``k`` (0 … 2**63 − 1).
     m, n : int
@@ -92,12 +92,12 @@ def rope_offset_figure(
     max_offset : int
         Largest shift drawn (1 … 4096).
     sliders : bool
-        Add a slider over t (about 17 steps).
+        Add a slider over Δ (about 17 steps).
 
     Returns
     -------
     plotly.graph_objects.Figure
-        Traces: q arrow, k arrow, RoPE score curve, additive-PE curve, markers at t.
+        Traces: q arrow, k arrow, RoPE score curve, additive-PE curve, markers at Δ.
     """
     dim = _even(dim, "dim", 2, 1024)
     base = _base(base)
@@ -113,8 +113,8 @@ def rope_offset_figure(
         column_widths=[0.4, 0.6],
         horizontal_spacing=0.12,
         subplot_titles=(
-            "pair 0 of RoPE(q, m+t) and RoPE(k, n+t)",
-            "score against the shared shift t",
+            "pair 0 of RoPE(q, m+Δ) and RoPE(k, n+Δ)",
+            "score against the shared shift Δ",
         ),
     )
     st = _offset_state(dim, base, offset, seed, m, n, max_offset)
@@ -122,7 +122,7 @@ def rope_offset_figure(
         go.Scatter(
             **st[0],
             mode="lines+markers",
-            name=f"q at m + t (m = {m})",
+            name=f"q at m + Δ (m = {m})",
             line={"color": COLORWAY[0], "width": 3},
             marker={"size": [0, 10]},
             hovertemplate="q pair 0: (%{x:.3f}, %{y:.3f})<extra></extra>",
@@ -134,7 +134,7 @@ def rope_offset_figure(
         go.Scatter(
             **st[1],
             mode="lines+markers",
-            name=f"k at n + t (n = {n})",
+            name=f"k at n + Δ (n = {n})",
             line={"color": COLORWAY[1], "width": 3},
             marker={"size": [0, 10]},
             hovertemplate="k pair 0: (%{x:.3f}, %{y:.3f})<extra></extra>",
@@ -146,9 +146,9 @@ def rope_offset_figure(
         go.Scatter(
             **st[2],
             mode="lines",
-            name="RoPE: ⟨RoPE(q, m+t), RoPE(k, n+t)⟩",
+            name="RoPE: ⟨RoPE(q, m+Δ), RoPE(k, n+Δ)⟩",
             line={"color": COLORWAY[2], "width": 3},
-            hovertemplate="t = %{x}<br>RoPE score = %{y:.6f}<extra></extra>",
+            hovertemplate="Δ = %{x}<br>RoPE score = %{y:.6f}<extra></extra>",
         ),
         row=1,
         col=2,
@@ -157,9 +157,9 @@ def rope_offset_figure(
         go.Scatter(
             **st[3],
             mode="lines",
-            name="sinusoids added to q and k (no W): (q+PE(m+t))·(k+PE(n+t))",
+            name="sinusoids added to q and k (no W): (q+PE(m+Δ))·(k+PE(n+Δ))",
             line={"color": COLORWAY[3], "dash": "dash"},
-            hovertemplate="t = %{x}<br>score = %{y:.4f}<extra></extra>",
+            hovertemplate="Δ = %{x}<br>score = %{y:.4f}<extra></extra>",
         ),
         row=1,
         col=2,
@@ -168,7 +168,7 @@ def rope_offset_figure(
         go.Scatter(
             **st[4],
             mode="markers",
-            name="current shift t",
+            name="current shift Δ",
             marker={"size": 11, "color": INK, "symbol": "diamond"},
         ),
         row=1,
@@ -183,7 +183,7 @@ def rope_offset_figure(
     )
     fig.update_xaxes(title_text="feature 0", range=[-lim, lim], row=1, col=1)
     fig.update_yaxes(title_text="feature 1", range=[-lim, lim], scaleanchor="x", row=1, col=1)
-    fig.update_xaxes(title_text="shared shift t (positions)", row=1, col=2)
+    fig.update_xaxes(title_text="shared shift Δ (positions)", row=1, col=2)
     fig.update_yaxes(title_text="attention score (logit)", row=1, col=2)
     fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.2, "yanchor": "top"})
     title = f"RoPE scores depend on m − n = {m - n} only: shift both positions and nothing changes"

@@ -25,12 +25,12 @@ def offset_live(
     n: int = 2,
     max_offset: int = 64,
 ) -> LiveExplorer:
-    """The live shift UI: the shift t, dimension and base."""
+    """The live shift UI: the shift Δ, dimension and base."""
     fig = rope_offset_figure(
         dim, base, offset, seed, m=m, n=n, max_offset=max_offset, sliders=False
     )
     controls = {
-        "offset": _int_slider(offset, 0, max_offset, "shift t"),
+        "offset": _int_slider(offset, 0, max_offset, "shift Δ"),
         "dim": _int_slider(dim, 2, 512, "dimension d", 2),
         "base": _base_slider(base),
     }
