@@ -151,3 +151,21 @@ def test_random_first_token_variant() -> None:
         from posenc_lib.lab.tasks import with_bos
 
         with_bos(batch, torch.zeros(2, dtype=torch.long))
+
+
+def test_in_range_probe_read_beyond_the_range_saturates() -> None:
+    from posenc_lib.lab.probe import probe_readout
+    from posenc_lib.lab.results import load_artifacts, load_nope_model
+
+    settings = LabSettings()
+    model = load_nope_model(load_artifacts(), settings, "bos")
+    task = task_for(settings, "markov")
+    n = settings.train_length + 1  # positions 0 … L were trained (BOS at 0)
+    read = probe_readout(model, task, n, 4 * settings.train_length + 1, seed=settings.eval_seed,
+                         batch=settings.probe_batch, bos=task.vocab)
+    inside = torch.arange(1, n, dtype=torch.float64)
+    assert (read[1:n] - inside).abs().mean() < 1.5  # the code is read well inside the range
+    assert read[-1] < 0.5 * (len(read) - 1)  # ... and saturates beyond it (128 reads as ~53)
+    assert read[-1] > read[n + 8] + 5  # still rising overall: a compressed, not a frozen, code
+    with pytest.raises(ValueError, match="length"):
+        probe_readout(model, task, n, n, bos=task.vocab)

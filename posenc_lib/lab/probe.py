@@ -13,7 +13,7 @@ import torch
 from .._validation import check_int, check_seed, check_size
 from .tasks import with_bos
 
-__all__ = ["fit_probe", "position_probe", "r_squared"]
+__all__ = ["fit_probe", "position_probe", "probe_readout", "r_squared"]
 
 
 def r_squared(prediction: torch.Tensor, target: torch.Tensor) -> float:
@@ -91,3 +91,42 @@ def position_probe(model, task, train_length: int, length: int, *, layer: int = 
         "in_range": r_squared(_predict(w_in, test_in[0]), test_in[1]),
         "beyond": r_squared(_predict(w_out, test_out[0]), test_out[1]),
     }
+
+
+@torch.no_grad()
+def probe_readout(model, task, train_length: int, length: int, *, layer: int = 1,
+                  seed: int = 0, batch: int = 256, bos: int | None = None) -> torch.Tensor:
+    """The position an in-range probe reads at every position, beyond the range included.
+
+    Unlike :func:`position_probe`'s ``beyond`` score, which refits the probe on the new positions
+    (can they be decoded at all?), the probe here is fitted on positions ``< train_length`` only
+    (first half of the sequences) and then applied, unchanged, to every position of the other
+    half: what the model's own in-range position code says about a position it never saw.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(positions,)`` float64, the mean reading over the held-out sequences at each position
+        (position 0 is the BOS token when ``bos`` is given).
+    """
+    train_length = check_int(train_length, "train_length", minimum=2)
+    length = check_int(length, "length", minimum=train_length + 2)
+    layer = check_int(layer, "layer", minimum=0)
+    if layer > model.config.n_layers:
+        raise ValueError(f"layer must be in [0, {model.config.n_layers}], got {layer}")
+    batch = check_int(batch, "batch", minimum=2)
+    check_size(("batch", batch), ("length", length), ("d_model", model.config.d_model),
+               what="the (batch, length, d_model) hidden states")
+    model.eval()
+    generator = torch.Generator().manual_seed(check_seed(seed))
+    inputs, targets, scored = task.batch(generator, batch, length)
+    if bos is not None:
+        inputs = with_bos((inputs, targets, scored), bos)[0]
+    hidden = torch.cat([model(chunk).hidden[layer] for chunk in inputs.split(32)])
+    half = batch // 2
+    positions = torch.arange(inputs.shape[1], dtype=torch.float64)  # (positions,)
+    inside = positions < train_length
+    fit = hidden[:half][:, inside]  # (half, inside, d_model)
+    weights = fit_probe(fit.reshape(-1, fit.shape[-1]), positions[inside].repeat(half))
+    held_out = hidden[half:].double()  # (batch - half, positions, d_model)
+    return (held_out @ weights[:-1] + weights[-1]).mean(0)  # (positions,)
