@@ -33,11 +33,7 @@ WHERE_THINGS_ARE = [
 ]
 
 # Pending: wrong links not yet fixed (chapter -> how many); remove as chapters are fixed.
-WHERE_THINGS_ARE_PENDING = {
-    "chapters/06_rope_in_code.md": 2,
-    "chapters/07_alibi.md": 1,
-    "chapters/08_long_context.md": 1,
-}
+WHERE_THINGS_ARE_PENDING: dict[str, int] = {}
 
 # Sentences that tell the reader about the book's drafts.
 DRAFT_HISTORY = re.compile(
@@ -46,7 +42,7 @@ DRAFT_HISTORY = re.compile(
     re.I,
 )
 # Pending: such sentences not yet removed (chapter -> how many); remove as chapters are fixed.
-DRAFT_HISTORY_PENDING = {"chapters/09_nope_lab.md": 3}
+DRAFT_HISTORY_PENDING: dict[str, int] = {}
 
 
 def prose(md: Path) -> str:
