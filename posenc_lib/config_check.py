@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["ROPE_TYPES", "RopeConfigReport", "check_rope_config"]
+__all__ = ["ROPE_TYPES", "RopeConfigReport", "check_rope_config", "model_rope"]
 
 #: The ``rope_type`` values transformers reads for a language model's RoPE.
 ROPE_TYPES: tuple[str, ...] = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
@@ -304,3 +304,45 @@ def _ask_transformers(report: RopeConfigReport, params: dict[str, Any]) -> None:
     finally:
         root.handlers = saved
     report.transformers_messages = collect.messages + report.transformers_messages
+
+
+def model_rope(config: Any, layer_type: str = "full_attention") -> tuple[torch.Tensor, float]:
+    """The RoPE a transformers config gives, read off the model's *own* rotary module.
+
+    Parameters
+    ----------
+    config : transformers.PretrainedConfig
+        A config of any model type with RoPE (``AutoConfig.for_model(model_type, ...)``).
+    layer_type : str
+        For models whose ``rope_parameters`` are per layer type (Gemma 3, OLMo 3): which layers'
+        RoPE to return. Ignored by the others.
+
+    Returns
+    -------
+    inv_freq : torch.Tensor
+        Shape ``(rotary_dim/2,)``, float64: the module's inverse frequencies.
+    attention_scaling : float
+        The module's factor on cos and sin.
+    """
+    import sys
+
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    name = MODEL_MAPPING_NAMES.get(config.model_type)
+    if name is None:
+        raise ValueError(f"config.model_type {config.model_type!r} has no transformers model")
+    module = sys.modules[getattr(transformers, name).__module__]
+    classes = [
+        v for k, v in vars(module).items()
+        if k.endswith("RotaryEmbedding") and isinstance(v, type) and v.__module__ == module.__name__
+    ]
+    if not classes:
+        raise ValueError(f"{config.model_type!r} has no rotary embedding module")
+    rotary = classes[0](config)
+    if hasattr(rotary, f"{layer_type}_inv_freq"):
+        inv = getattr(rotary, f"{layer_type}_inv_freq")
+        att = getattr(rotary, f"{layer_type}_attention_scaling")
+    else:
+        inv, att = rotary.inv_freq, rotary.attention_scaling
+    return inv.double(), float(att)
