@@ -334,7 +334,8 @@ def model_rope(config: Any, layer_type: str = "full_attention") -> tuple[torch.T
         raise ValueError(f"config.model_type {config.model_type!r} has no transformers model")
     module = sys.modules[getattr(transformers, name).__module__]
     classes = [
-        v for k, v in vars(module).items()
+        v
+        for k, v in vars(module).items()
         if k.endswith("RotaryEmbedding") and isinstance(v, type) and v.__module__ == module.__name__
     ]
     if not classes:
