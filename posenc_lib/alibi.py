@@ -1,7 +1,7 @@
 """ALiBi (Press et al. 2022): a linear distance penalty added to the attention logits.
 
-Head ``h`` adds ``−m_h·(i − j)`` to the logit of query ``i`` and key ``j ≤ i``. The slopes form a
-geometric sequence ``m_h = 2^(−8(h+1)/n)`` for ``n`` a power of two; other head counts take the
+Head ``h`` adds ``−μ_h·(i − j)`` to the logit of query ``i`` and key ``j ≤ i``. The slopes form a
+geometric sequence ``μ_h = 2^(−8(h+1)/n)`` for ``n`` a power of two; other head counts take the
 slopes of the nearest smaller power of two and fill up with every other slope of the next one.
 
 Besides the bias itself, this module holds the equivalent forms found in real code and the
@@ -85,9 +85,9 @@ def _power_of_two_slopes(n: int, max_bias: float) -> torch.Tensor:
 def alibi_slopes(
     n_heads: int, *, max_bias: float = 8.0, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    """Per-head slopes ``m_h`` (Press et al.'s rule, also for head counts that are not 2^k).
+    """Per-head slopes ``μ_h`` (Press et al.'s rule, also for head counts that are not 2^k).
 
-    For ``n_heads = 2^k``: ``m_h = 2^(−8(h+1)/n)`` (8 heads: 1/2, 1/4, …, 1/256). Otherwise, with
+    For ``n_heads = 2^k``: ``μ_h = 2^(−8(h+1)/n)`` (8 heads: 1/2, 1/4, …, 1/256). Otherwise, with
     ``c`` the largest power of two below ``n_heads``: ``slopes(c) + slopes(2c)[0::2][: n − c]``
     (so the result is not sorted). ``max_bias`` replaces the 8 (MPT's ``alibi_bias_max``).
 
@@ -176,10 +176,10 @@ def linear_bias(
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
-    """The linear bias ``−m_h·(i − j)`` for any per-head slopes ``m_h``.
+    """The linear bias ``−μ_h·(i − j)`` for any per-head slopes ``μ_h``.
 
     Query ``i`` sits at absolute position ``k_len − q_len + i``. With ``r = pos(i) − j``:
-    ``bias = −m_h·r`` for ``r ≥ 0``; for ``r < 0`` ``−inf`` when ``causal`` and ``−m_h·|r|``
+    ``bias = −μ_h·r`` for ``r ≥ 0``; for ``r < 0`` ``−inf`` when ``causal`` and ``−μ_h·|r|``
     otherwise (the symmetric form for encoders).
 
     Parameters
@@ -228,8 +228,8 @@ def alibi_bias(
     """The ALiBi bias added to attention logits, one ``(q_len, k_len)`` matrix per head.
 
     Query ``i`` sits at absolute position ``k_len − q_len + i`` (the last ``q_len`` keys, as when
-    decoding with a cache). With ``r = pos(i) − j``: ``bias = −m_h·r`` for ``r ≥ 0``; for ``r < 0``
-    ``−inf`` when ``causal`` and ``−m_h·|r|`` otherwise. See :func:`linear_bias`.
+    decoding with a cache). With ``r = pos(i) − j``: ``bias = −μ_h·r`` for ``r ≥ 0``; for ``r < 0``
+    ``−inf`` when ``causal`` and ``−μ_h·|r|`` otherwise. See :func:`linear_bias`.
 
     Parameters
     ----------
@@ -268,12 +268,12 @@ def alibi_bias_authors(
     max_bias: float = 8.0,
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
-    """The causal bias as the authors' code (and BLOOM) builds it: ``+m_h·j``, one row for all.
+    """The causal bias as the authors' code (and BLOOM) builds it: ``+μ_h·j``, one row for all.
 
-    Every query row gets the same ``m_h·j`` (``j`` the key position), plus ``−inf`` above the
-    causal diagonal. Row ``i`` differs from :func:`alibi_bias` by the constant ``m_h·pos(i)``, so
+    Every query row gets the same ``μ_h·j`` (``j`` the key position), plus ``−inf`` above the
+    causal diagonal. Row ``i`` differs from :func:`alibi_bias` by the constant ``μ_h·pos(i)``, so
     the softmax over keys, and hence the attention, is the same — in exact arithmetic. Cast to
-    bfloat16 or float16 (as BLOOM does), the large values ``m_h·j`` far from key 0 lose their low
+    bfloat16 or float16 (as BLOOM does), the large values ``μ_h·j`` far from key 0 lose their low
     bits and neighbouring keys get equal biases: the attention changes (chapter 7, *Numerics*).
     That is faithful to BLOOM, and the reason to prefer forms that are zero at the query.
 
@@ -293,7 +293,7 @@ def alibi_bias_authors(
     Returns
     -------
     torch.Tensor
-        Shape ``(n_heads, q_len, k_len)``: ``m_h·j`` where ``j ≤ pos(i)``, ``−inf`` elsewhere.
+        Shape ``(n_heads, q_len, k_len)``: ``μ_h·j`` where ``j ≤ pos(i)``, ``−inf`` elsewhere.
     """
     slopes = alibi_slopes(n_heads, max_bias=max_bias, dtype=torch.float64)
     q_len, k_len, _ = _check_lengths(q_len, k_len, True)
@@ -404,7 +404,7 @@ def packed_alibi_bias(
 def alibi_reach(
     n_heads: int, nats: float | Sequence[float] = (1.0, 5.0, 10.0)
 ) -> torch.Tensor:
-    """Distance at which each head's bias has fallen by ``nats``: ``nats / m_h``.
+    """Distance at which each head's bias has fallen by ``nats``: ``nats / μ_h``.
 
     A bias of ``−x`` nats multiplies a key's unnormalised weight by ``e^{−x}``: after 1 nat a key
     keeps 37 % of the weight it would have at distance 0, after 5 nats 0.7 %, after 10 nats

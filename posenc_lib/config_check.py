@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["ROPE_TYPES", "RopeConfigReport", "check_rope_config"]
+__all__ = ["ROPE_TYPES", "RopeConfigReport", "check_rope_config", "model_rope"]
 
 #: The ``rope_type`` values transformers reads for a language model's RoPE.
 ROPE_TYPES: tuple[str, ...] = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
@@ -101,10 +101,28 @@ def _load(config: dict | str) -> dict:
         raise TypeError(
             f"config must be a dict or a JSON object string, got {type(config).__name__}"
         )
-    has_rope = any(k in config for k in ("rope_theta", "rope_parameters", "rope_scaling"))
-    if not has_rope and isinstance(config.get("text_config"), dict):
+    if isinstance(config.get("text_config"), dict):
         return config["text_config"]  # multimodal configs (Gemma 3) keep the language model here
     return config
+
+
+def _build(cfg: dict) -> tuple[Any, list[str], str | None]:
+    """``AutoConfig.for_model(model_type, **cfg)`` with its log records, or the error it raised."""
+    try:
+        from transformers import AutoConfig
+    except ImportError:  # pragma: no cover - transformers is a book dependency
+        return None, [], None
+    root = logging.getLogger("transformers")
+    collect, saved = _Collect(), root.handlers[:]
+    root.handlers = [collect]
+    try:
+        fields = {k: v for k, v in cfg.items() if k != "model_type"}
+        built = AutoConfig.for_model(str(cfg["model_type"]), **fields)
+        return built, collect.messages, None
+    except Exception as err:
+        return None, collect.messages, f"{type(err).__name__}: {err}"
+    finally:
+        root.handlers = saved
 
 
 def check_rope_config(config: dict | str) -> RopeConfigReport:
@@ -161,6 +179,8 @@ def check_rope_config(config: dict | str) -> RopeConfigReport:
     params: dict[str, Any] = {}
     if isinstance(cfg.get("rope_parameters"), dict):
         params = dict(cfg["rope_parameters"])
+        if isinstance(params.get("full_attention"), dict):  # per layer type (Gemma 3, OLMo 3)
+            params = dict(params["full_attention"])
         found.update({f"rope_parameters.{k}": v for k, v in params.items()})
     elif isinstance(cfg.get("rope_scaling"), dict):
         params = dict(cfg["rope_scaling"])
@@ -251,12 +271,63 @@ def check_rope_config(config: dict | str) -> RopeConfigReport:
         ):
             problems.append("yarn needs beta_fast > beta_slow")
 
+    if rope_type == "dynamic" and context:
+        problems.append(
+            f"dynamic reads max_position_embeddings ({context}) as the training length and "
+            "scales only beyond it: if that is the target length, scaling never starts"
+        )
+
     report = RopeConfigReport(
         found, rope_type, head_dim, rotary_dim, base, factor, original, context, problems
     )
-    if rope_type in ROPE_TYPES:
+    if "model_type" in cfg:
+        _ask_model(report, cfg)
+    elif rope_type in ROPE_TYPES:
         _ask_transformers(report, params)
     return report
+
+
+def _ask_model(report: RopeConfigReport, cfg: dict) -> None:
+    """Read the RoPE off the model's own config class and rotary module (what it will run)."""
+    built, messages, error = _build(cfg)
+    report.transformers_messages = list(messages)
+    if built is None:
+        if error is not None:
+            report.transformers_messages.append(error)
+            report.problems.append(f"transformers rejects this config ({error})")
+        return
+    rope = dict(getattr(built, "rope_parameters", None) or {})
+    if isinstance(rope.get("full_attention"), dict):  # per layer type (Gemma 3, OLMo 3)
+        for layer, values in rope.items():
+            report.found.update({f"rope_parameters.{layer}.{k}": v for k, v in values.items()})
+        rope = dict(rope["full_attention"])
+    kind = str(rope.get("rope_type", "default"))
+    wrong_type = [p for p in report.problems if p.startswith("rope_type ")]
+    if kind in ROPE_TYPES and kind != report.rope_type:
+        report.problems = [p for p in report.problems if p not in wrong_type]
+        report.problems.append(
+            f"transformers runs {kind!r} here (the raw keys say {report.rope_type!r})"
+        )
+    report.rope_type = kind
+    if rope.get("rope_theta") is not None:
+        report.base = float(rope["rope_theta"])
+        report.problems = [p for p in report.problems if not p.startswith("no rope_theta")]
+    report.factor = None if rope.get("factor") is None else float(rope["factor"])
+    if rope.get("original_max_position_embeddings") is not None:
+        report.original = int(rope["original_max_position_embeddings"])
+    rope_head = getattr(built, "qk_rope_head_dim", None)
+    if rope_head:
+        report.head_dim = int(rope_head)
+    elif getattr(built, "head_dim", None):
+        report.head_dim = int(built.head_dim)
+    try:
+        inv, att = model_rope(built)
+    except Exception as err:
+        report.transformers_messages.append(f"{type(err).__name__}: {err}")
+        report.problems.append(f"transformers cannot build this model's RoPE ({err})")
+        return
+    report.inv_freq, report.attention_factor = inv, att
+    report.rotary_dim = 2 * inv.numel()
 
 
 class _Collect(logging.Handler):
@@ -301,6 +372,50 @@ def _ask_transformers(report: RopeConfigReport, params: dict[str, Any]) -> None:
         report.inv_freq, report.attention_factor = inv.double(), float(att)
     except Exception as err:
         report.transformers_messages.append(f"{type(err).__name__}: {err}")
+        report.problems.append(f"transformers rejects this config ({type(err).__name__}: {err})")
     finally:
         root.handlers = saved
     report.transformers_messages = collect.messages + report.transformers_messages
+
+
+def model_rope(config: Any, layer_type: str = "full_attention") -> tuple[torch.Tensor, float]:
+    """The RoPE a transformers config gives, read off the model's *own* rotary module.
+
+    Parameters
+    ----------
+    config : transformers.PretrainedConfig
+        A config of any model type with RoPE (``AutoConfig.for_model(model_type, ...)``).
+    layer_type : str
+        For models whose ``rope_parameters`` are per layer type (Gemma 3, OLMo 3): which layers'
+        RoPE to return. Ignored by the others.
+
+    Returns
+    -------
+    inv_freq : torch.Tensor
+        Shape ``(rotary_dim/2,)``, float64: the module's inverse frequencies.
+    attention_scaling : float
+        The module's factor on cos and sin.
+    """
+    import sys
+
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    name = MODEL_MAPPING_NAMES.get(config.model_type)
+    if name is None:
+        raise ValueError(f"config.model_type {config.model_type!r} has no transformers model")
+    module = sys.modules[getattr(transformers, name).__module__]
+    classes = [
+        v
+        for k, v in vars(module).items()
+        if k.endswith("RotaryEmbedding") and isinstance(v, type) and v.__module__ == module.__name__
+    ]
+    if not classes:
+        raise ValueError(f"{config.model_type!r} has no rotary embedding module")
+    rotary = classes[0](config)
+    if hasattr(rotary, f"{layer_type}_inv_freq"):
+        inv = getattr(rotary, f"{layer_type}_inv_freq")
+        att = getattr(rotary, f"{layer_type}_attention_scaling")
+    else:
+        inv, att = rotary.inv_freq, rotary.attention_scaling
+    return inv.double(), float(att)

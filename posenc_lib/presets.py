@@ -17,7 +17,7 @@ from ._validation import check_dim, check_int
 from .extension import extended_rope
 from .hf import hf_config_fields
 
-__all__ = ["ROPE_PRESETS", "RopePreset"]
+__all__ = ["PER_LAYER_MODEL_TYPES", "ROPE_PRESETS", "RopePreset"]
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,11 @@ class RopePreset:
     model_type : str
         The transformers ``model_type`` whose config class reads the block. ``"gpt_neox"`` writes
         its own transformers 4 keys, ``rotary_emb_base`` and ``rotary_pct``, in place of
-        ``rope_theta`` and ``partial_rotary_factor``.
+        ``rope_theta`` and ``partial_rotary_factor``. ``"gemma3_text"`` and ``"olmo3"`` mix
+        sliding-window and full-attention layers: transformers 5 reads their ``rope_parameters``
+        per layer type, so the block is ``{"full_attention": {...}, "sliding_attention": {...}}``.
+    sliding_base : float or None
+        ``rope_theta`` of the sliding-window layers (unscaled RoPE) for those two model types.
     """
 
     model: str
@@ -63,6 +67,7 @@ class RopePreset:
     source: str
     options: dict[str, Any] = field(default_factory=dict)
     model_type: str = "llama"
+    sliding_base: float | None = None
 
     def __post_init__(self) -> None:
         check_dim(self.head_dim, "head_dim")
@@ -85,6 +90,16 @@ class RopePreset:
             max_position_embeddings=None if self.method == "dynamic" else self.context,
             partial_rotary_factor=self.partial_rotary_factor, **self.options,
         )
+        if self.model_type in PER_LAYER_MODEL_TYPES:
+            sliding = self.base if self.sliding_base is None else self.sliding_base
+            if legacy:
+                if self.model_type == "gemma3_text":  # Gemma 3's transformers 4 key
+                    fields["rope_local_base_freq"] = sliding
+            else:  # a flat block would leave full_attention at the class default, unscaled
+                fields["rope_parameters"] = {
+                    "full_attention": fields["rope_parameters"],
+                    "sliding_attention": {"rope_type": "default", "rope_theta": sliding},
+                }
         if legacy and self.model_type == "gpt_neox":
             # GPTNeoXConfig reads these two names (and ignores rope_theta at the top level).
             fields["rotary_emb_base"] = fields.pop("rope_theta")
@@ -97,6 +112,10 @@ class RopePreset:
             self.method, dim=self.rotary_dim, base=self.base, factor=self.factor,
             original_max_position=self.train_len, seq_len=seq_len, **self.options,
         )
+
+
+#: Model types whose transformers 5 config reads ``rope_parameters`` per layer type.
+PER_LAYER_MODEL_TYPES: tuple[str, ...] = ("gemma3_text", "olmo3")
 
 
 # microsoft/Phi-3.5-mini-instruct config.json, rope_scaling (48 = 96/2 values each).
@@ -189,12 +208,14 @@ MODERN_PRESETS: dict[str, RopePreset] = {
         RopePreset("Gemma 3 12B (global layers)", 256, 256, 1e6, "pi", 8.0, 32768, 131072,
                    "google/gemma-3-12b-it config.json text_config (rope_scaling linear 8 on "
                    "the global layers, rope_local_base_freq 1e4 on the sliding ones, window "
-                   "1 024, pattern 6); Gemma Team 2025: pre-trained at 32K, rescaled to 128K"),
+                   "1 024, pattern 6); Gemma Team 2025: pre-trained at 32K, rescaled to 128K",
+                   model_type="gemma3_text", sliding_base=10000.0),
         RopePreset("OLMo 3 7B (full layers)", 128, 128, 500000.0, "yarn", 8.0, 8192, 65536,
                    "allenai/Olmo-3-7B config.json (rope_scaling yarn on the full-attention "
                    "layers, window 4 096 on the others)",
                    {"beta_fast": 32.0, "beta_slow": 1.0,
-                    "attention_factor": 1.2079441541679836}),
+                    "attention_factor": 1.2079441541679836}, model_type="olmo3",
+                   sliding_base=500000.0),
         RopePreset("gpt-oss-20b", 64, 64, 150000.0, "yarn", 32.0, 4096, 131072,
                    "openai/gpt-oss-20b config.json (rope_scaling yarn, truncate false; "
                    "= transformers GptOssConfig defaults)",

@@ -88,3 +88,113 @@ def test_bad_input_raises_clear_errors() -> None:
         check_rope_config({"rope_theta": 1e4})
     with pytest.raises(ValueError, match="rope_theta"):
         check_rope_config({"head_dim": 64, "rope_theta": "big"})
+
+
+# --- with model_type: the model's own config class and rotary module ------------------------------
+
+DEEPSEEK_V3 = {  # deepseek-ai/DeepSeek-V3 config.json, RoPE-relevant fields
+    "model_type": "deepseek_v3",
+    "hidden_size": 7168,
+    "num_attention_heads": 128,
+    "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128,
+    "v_head_dim": 128,
+    "kv_lora_rank": 512,
+    "q_lora_rank": 1536,
+    "max_position_embeddings": 163840,
+    "rope_theta": 10000,
+    "rope_scaling": {
+        "type": "yarn",
+        "factor": 40,
+        "original_max_position_embeddings": 4096,
+        "beta_fast": 32,
+        "beta_slow": 1,
+        "mscale": 1.0,
+        "mscale_all_dim": 1.0,
+    },
+}
+
+
+def test_deepseek_v3_rotates_qk_rope_head_dim_not_hidden_over_heads() -> None:
+    report = check_rope_config(DEEPSEEK_V3)
+    assert report.head_dim == report.rotary_dim == 64  # not 7168/128 = 56
+    ours = yarn_inv_freq(64, 1e4, 40.0, 4096)[0]
+    torch.testing.assert_close(report.inv_freq, ours, rtol=3e-6, atol=0)
+
+
+def test_per_layer_gemma3_block_is_read_for_the_full_attention_layers() -> None:
+    from posenc_lib.presets import ROPE_PRESETS
+
+    preset = ROPE_PRESETS["Gemma 3 12B (global layers)"]
+    cfg = {
+        "model_type": "gemma3",
+        "text_config": {
+            "model_type": "gemma3_text",
+            "hidden_size": 3840,
+            "num_attention_heads": 16,
+            "head_dim": 256,
+            **preset.hf_fields(),
+        },
+    }
+    report = check_rope_config(cfg)
+    assert report.rope_type == "linear" and report.base == 1e6 and report.factor == 8.0
+    assert not any("rope_theta" in p for p in report.problems)
+    torch.testing.assert_close(report.inv_freq, preset.rope()[0], rtol=3e-6, atol=0)
+
+
+def test_phi3_su_is_read_as_longrope() -> None:
+    cfg = {
+        "model_type": "phi3",
+        "hidden_size": 3072,
+        "num_attention_heads": 32,
+        "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+        "rope_scaling": {"type": "su", "short_factor": [1.0] * 48, "long_factor": [2.0] * 48},
+    }
+    report = check_rope_config(cfg)
+    assert report.rope_type == "longrope" and report.inv_freq is not None
+    assert not any("refuses" in p for p in report.problems)
+
+
+def test_legacy_rope_scaling_beside_rope_parameters_is_what_transformers_runs() -> None:
+    cfg = {
+        "model_type": "llama",
+        **LLAMA31,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
+    }
+    report = check_rope_config(cfg)
+    assert report.rope_type == "llama3" and report.base == 500000.0
+    torch.testing.assert_close(
+        report.inv_freq, llama3_inv_freq(128, 5e5, 8.0, 8192), rtol=3e-6, atol=0
+    )
+
+
+def test_a_config_transformers_rejects_is_a_problem() -> None:
+    cfg = {
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "max_position_embeddings": 32768,
+        "rope_theta": 1e4,
+        "rope_scaling": {
+            "rope_type": "yarn",
+            "factor": 4.0,
+            "original_max_position_embeddings": 8192,
+            "beta_fast": "32",
+        },
+    }
+    report = check_rope_config(cfg)
+    assert report.inv_freq is None and any("rejects" in p for p in report.problems)
+    assert "no problems found" not in report.summary()
+
+
+def test_dynamic_warns_that_max_position_embeddings_is_the_training_length() -> None:
+    cfg = {
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "max_position_embeddings": 32768,
+        "rope_theta": 1e4,
+        "rope_scaling": {"rope_type": "dynamic", "factor": 4.0},
+    }
+    assert any("training length" in p for p in check_rope_config(cfg).problems)

@@ -17,7 +17,7 @@ from posenc_lib import (
     hf_rope_parameters,
 )
 from posenc_lib.hf import format_hf_config
-from posenc_lib.presets import ROPE_PRESETS
+from posenc_lib.presets import PER_LAYER_MODEL_TYPES, ROPE_PRESETS
 
 
 def _hf(fields: dict, head_dim: int, seq_len: int | None = None) -> tuple[torch.Tensor, float]:
@@ -78,6 +78,10 @@ def test_yarn_options(options: dict) -> None:
 def test_every_preset(name: str, legacy: bool) -> None:
     preset = ROPE_PRESETS[name]
     fields = preset.hf_fields(legacy=legacy)
+    if preset.model_type in PER_LAYER_MODEL_TYPES:  # own class: tests/test_presets_real.py
+        fields.pop("rope_local_base_freq", None)
+        if not legacy:
+            fields["rope_parameters"] = fields["rope_parameters"]["full_attention"]
     if legacy and preset.model_type == "gpt_neox":  # its own keys; LlamaConfig reads Llama's
         fields["rope_theta"] = fields.pop("rotary_emb_base")
         fields["partial_rotary_factor"] = fields.pop("rotary_pct")

@@ -17,10 +17,9 @@ from typing import Any
 import pytest
 import torch
 from transformers import AutoConfig
-from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
-from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
 
-from posenc_lib.presets import ROPE_PRESETS, RopePreset
+from posenc_lib.config_check import model_rope
+from posenc_lib.presets import PER_LAYER_MODEL_TYPES, ROPE_PRESETS, RopePreset
 
 # model -> (model_type, recorded config.json RoPE fields, trained length from the model's paper).
 RECORDED: dict[str, tuple[str, dict[str, Any], int]] = {
@@ -102,7 +101,7 @@ def _config_kwargs(p: RopePreset) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"hidden_size": 2 * p.head_dim, "num_attention_heads": 2}
     if p.model_type != "gpt_neox":
         kwargs["num_key_value_heads"] = 2
-    if p.model_type == "llama":
+    if p.model_type in ("llama", "gemma3_text"):
         kwargs["head_dim"] = p.head_dim
     return kwargs
 
@@ -134,14 +133,27 @@ def test_block_loads_into_the_models_own_config_class_silently(name: str, legacy
     finally:
         logger.removeHandler(records)
     assert records.messages == []
-    kind = config.rope_parameters["rope_type"]
-    if kind == "default":  # GPT-NeoX's initialiser honours partial_rotary_factor
-        inv, att = GPTNeoXRotaryEmbedding.compute_default_rope_parameters(config)
-    else:
-        inv, att = ROPE_INIT_FUNCTIONS[kind](config)
+    inv, att = model_rope(config)  # the model's own rotary module (full-attention layers)
     ours, ours_att = p.rope()
-    torch.testing.assert_close(inv.double(), ours, rtol=2e-6, atol=0)
+    torch.testing.assert_close(inv, ours, rtol=2e-6, atol=0)
     assert att == pytest.approx(ours_att, rel=1e-12)
+    if p.model_type in PER_LAYER_MODEL_TYPES:  # the sliding layers keep plain RoPE
+        inv_s, att_s = model_rope(config, "sliding_attention")
+        plain = p.sliding_base ** (-torch.arange(0, p.rotary_dim, 2, dtype=torch.float64)
+                                   / p.rotary_dim)
+        torch.testing.assert_close(inv_s, plain, rtol=2e-6, atol=0)
+        assert att_s == 1.0
+
+
+@pytest.mark.parametrize("name", ["Gemma 3 12B (global layers)", "OLMo 3 7B (full layers)"])
+def test_a_flat_block_would_lose_the_scaling_of_a_per_layer_model(name: str) -> None:
+    """Why these presets write rope_parameters per layer type: a flat block is not applied."""
+    p = ROPE_PRESETS[name]
+    flat = dict(p.hf_fields())
+    flat["rope_parameters"] = dict(flat["rope_parameters"]["full_attention"])
+    config = AutoConfig.for_model(p.model_type, **_config_kwargs(p), **flat)
+    inv, _ = model_rope(config)
+    assert not torch.allclose(inv, p.rope()[0], rtol=1e-3, atol=0)
 
 
 def test_chapter_8_presets_table_lists_every_preset_with_its_values() -> None:
