@@ -46,4 +46,4 @@ def test_the_rule_sees_a_bare_glue_and_spares_an_assignment() -> None:
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_no_cell_ends_with_a_bare_glue_call(path: Path) -> None:
     offenders = [cell.splitlines()[-1] for cell in _cells(path) if _ends_with_bare_glue(cell)]
-    assert not offenders, f"{path.name}: cells ending in a bare glue(...) print its value: {offenders}"
+    assert not offenders, f"{path.name}: cells ending in a bare glue(...) print it: {offenders}"

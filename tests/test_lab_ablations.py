@@ -136,7 +136,7 @@ def test_random_first_token_variant() -> None:
 
     task = task_for(TINY, "copy")
     batch = task.batch(torch.Generator().manual_seed(0), 6, 8)
-    inputs, targets, scored = prepend_first(batch, task, True, True, seed=3)
+    inputs, _, scored = prepend_first(batch, task, True, True, seed=3)
     assert inputs.shape[1] == batch[0].shape[1] + 1 and not scored[0]
     assert int(inputs[:, 0].max()) < task.vocab  # a task token, never the BOS id
     assert len(set(inputs[:, 0].tolist())) > 1  # not one constant token
