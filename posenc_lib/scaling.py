@@ -369,7 +369,7 @@ def yarn_paper_inv_freq(
     if beta <= alpha:
         raise ValueError(f"beta must be > alpha, got alpha = {alpha}, beta = {beta}")
     theta = rope_inv_freq(dim, base)  # validates dim and base
-    turns = original_max_position * theta / (2 * math.pi)  # (dim // 2,)
+    turns = float(original_max_position) * theta / (2 * math.pi)  # (dim // 2,)
     gamma = ((turns - alpha) / (beta - alpha)).clamp(0.0, 1.0)
     inv_freq = (1.0 - gamma) * theta / factor + gamma * theta
     return inv_freq, 0.1 * math.log(factor) + 1.0
