@@ -588,7 +588,7 @@ def mass_beyond(logits: torch.Tensor, r: int | Sequence[int]) -> torch.Tensor:
         raise ValueError("logits must not hold NaN or +inf")
     length = logits.shape[-1]
     single = not isinstance(r, (Sequence, torch.Tensor))
-    values = [r] if single else list(r)
+    values = [r] if single else list(r)  # type: ignore[arg-type]
     idx = [check_int(v, "r", minimum=0, what=f"an integer in [0, {length - 1}]") for v in values]
     if not idx or max(idx) > length - 1:
         raise ValueError(f"r must hold integers in [0, {length - 1}], got {values}")

@@ -354,7 +354,7 @@ def _ask_transformers(report: RopeConfigReport, params: dict[str, Any]) -> None:
     collect, saved = _Collect(), root.handlers[:]
     root.handlers = [collect]
     try:
-        cfg = LlamaConfig(
+        cfg = LlamaConfig(  # type: ignore[call-arg]
             hidden_size=2 * report.head_dim,
             num_attention_heads=2,
             head_dim=report.head_dim,
@@ -404,7 +404,7 @@ def model_rope(config: Any, layer_type: str = "full_attention") -> tuple[torch.T
     name = MODEL_MAPPING_NAMES.get(config.model_type)
     if name is None:
         raise ValueError(f"config.model_type {config.model_type!r} has no transformers model")
-    module = sys.modules[getattr(transformers, name).__module__]
+    module = sys.modules[getattr(transformers, str(name)).__module__]
     classes = [
         v
         for k, v in vars(module).items()

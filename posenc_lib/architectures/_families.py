@@ -442,10 +442,10 @@ def _scaling_text(params: Mapping[str, Any], seq_len: int | None) -> str | None:
     if kind in (None, "default"):
         return None
     if kind == "linear":
-        return f"linear ×{float(factor):g}"
+        return f"linear ×{float(factor or 0):g}"
     if kind == "dynamic":
         at = f"base at L = {seq_len}" if seq_len else "static table: pass --seq-len"
-        return f"dynamic NTK ×{float(factor):g} ({at})"
+        return f"dynamic NTK ×{float(factor or 0):g} ({at})"
     if kind == "yarn":
         text = (f"yarn ×{float(factor or 0):g}, β {float(params.get('beta_fast') or 32):g}/"
                 f"{float(params.get('beta_slow') or 1):g}, original {orig}")
@@ -453,7 +453,8 @@ def _scaling_text(params: Mapping[str, Any], seq_len: int | None) -> str | None:
             text += ", no truncation"
         return text
     if kind == "llama3":
-        return (f"llama3 ×{float(factor):g}, low/high {float(params.get('low_freq_factor', 1)):g}"
+        low = float(params.get("low_freq_factor", 1))
+        return (f"llama3 ×{float(factor or 0):g}, low/high {low:g}"
                 f"/{float(params.get('high_freq_factor', 4)):g}, original {orig}")
     if kind == "longrope":
         if seq_len is None:

@@ -37,7 +37,7 @@ def modeling_module(model_type: str) -> Any:
     name = name[0] if isinstance(name, (tuple, list)) else name
     transformers = importlib.import_module("transformers")
     try:
-        cls = getattr(transformers, name)
+        cls = getattr(transformers, str(name))
     except (AttributeError, ImportError):
         return None
     return sys.modules[cls.__module__]
