@@ -47,6 +47,11 @@ def test_paired_notebook_is_in_sync(md: Path) -> None:
         f"{ipynb.name} is stale: run `make sync`"
 
 
+# Glued timings (chapter 6's decode benchmark) are named bench_*: the twin shows the maintainer's
+# build, the book the reader's build; every other glued value must agree to its last digit.
+TIMING_PREFIX = "bench_"
+
+
 @pytest.mark.book
 @pytest.mark.parametrize("md", NOTEBOOK_CHAPTERS, ids=IDS)
 def test_reader_notebook_glued_values_are_the_builds(md: Path) -> None:
@@ -60,6 +65,8 @@ def test_reader_notebook_glued_values_are_the_builds(md: Path) -> None:
     fresh = [m for text in markdown_cells(built) for m in reader_markdown.GLUED.finditer(text)]
     assert [m["role"] for m in shown] == [m["role"] for m in fresh], "run `make sync`"
     for old, new in zip(shown, fresh, strict=True):
+        if old["role"].split(":")[0].startswith(TIMING_PREFIX):
+            continue  # a timing is measured on whichever machine builds: it never repeats exactly
         assert chapters.glued_values_agree(old["value"], new["value"]), (
             f"{md.name}: {old['role']} shows {old['value']}, the build computes {new['value']}: "
             "run `make sync`")
