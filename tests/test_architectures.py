@@ -859,3 +859,41 @@ def test_seq_len_picks_the_dynamic_ntk_table() -> None:
     torch.testing.assert_close(grown.inv_freq, want, rtol=1e-6, atol=0)
     assert not torch.allclose(static.inv_freq, grown.inv_freq, rtol=1e-2)
     assert "pass --seq-len" in static.describe() and "L = 2000" in grown.describe()
+
+
+def test_falcon_alibi_is_planned_as_alibi_with_the_model_s_bias() -> None:
+    """falcon-rw-1b style (alibi = true): no rotation, ALiBi bias / √d, as FalconModel does."""
+    import transformers
+
+    cfg = transformers.FalconConfig(
+        alibi=True, num_hidden_layers=1, hidden_size=64, num_attention_heads=4, vocab_size=97,
+        new_decoder_architecture=False, multi_query=False, parallel_attn=True, bias=True,
+    )
+    cfg._attn_implementation = "eager"
+    plan = position_plan(cfg)
+    assert [layer.kind for layer in plan] == ["alibi"]
+    assert any("sqrt(head_dim)" in note for note in plan.notes)
+    torch.manual_seed(0)
+    model = transformers.FalconModel(cfg).eval()
+    with torch.no_grad():
+        for p in model.h[0].self_attention.query_key_value.parameters():
+            p.zero_()  # q·k = 0: the attention weights are softmax(position bias) alone
+        weights = model(torch.arange(6)[None], output_attentions=True).attentions[0][0].double()
+    slopes = plan[0].alibi_slopes
+    m = torch.arange(6)
+    r = (m[:, None] - m[None, :]).double()
+    logits = (-slopes[:, None, None] * r).masked_fill(r < 0, float("-inf"))
+    assert torch.allclose(torch.softmax(logits, -1), weights, atol=1e-6)
+    # the released falcon-rw-1b shape
+    big = position_plan({"model_type": "falcon", "alibi": True, "num_hidden_layers": 24,
+                         "hidden_size": 2048, "num_attention_heads": 32})
+    assert big[0].describe().startswith("ALiBi") and len(big) == 24
+
+
+@pytest.mark.parametrize("key,value", [("alibi", True), ("use_alibi", 1),
+                                       ("position_embedding_type", "alibi")])
+def test_an_unread_alibi_key_is_refused(key: str, value: object) -> None:
+    cfg = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+           "num_attention_heads": 4, "rope_theta": 10000.0, key: value}
+    with pytest.raises(ValueError, match="ALiBi|alibi"):
+        position_plan(cfg)

@@ -554,8 +554,18 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         )
     if family is None:
         family = _generic_family(model_type, cfg, layer_types)
+    if model_type == "falcon" and cfg.get("alibi"):
+        # transformers' FalconAttention skips the rotation when config.alibi is true and
+        # FalconModel adds the ALiBi bias divided by sqrt(head_dim) to the mask.
+        head = _head_dim(cfg)
+        layers = _alibi_plan(cfg, model_type, n, layer_types, bias_scale=head**-0.5)
+        notes.append(f"alibi = true: no rotary; transformers divides the ALiBi bias by "
+                     f"sqrt(head_dim) = sqrt({head}), so the slopes here are "
+                     f"2^(-8h/H) / {head**0.5:.4g}")
+        return Plan(layers, model_type, notes, cfg)
     if family.alibi:
         return Plan(_alibi_plan(cfg, model_type, n, layer_types), model_type, notes, cfg)
+    _refuse_unread_alibi(cfg, model_type)
     head_dim = _head_dim(cfg)
     if cfg.get("qk_rope_head_dim") and cfg.get("qk_nope_head_dim"):  # MLA: every layer's q/k
         head_dim = int(cfg["qk_nope_head_dim"]) + int(cfg["qk_rope_head_dim"])
@@ -693,8 +703,30 @@ def _gemma4_override(cfg: dict[str, Any], i: int, name: str, default: int) -> An
     return cfg.get("global_head_dim", 512) if name == "head_dim" else default
 
 
+def _refuse_unread_alibi(cfg: Mapping[str, Any], model_type: str) -> None:
+    """Refuse a config asking for ALiBi when the plan would read it as RoPE or NoPE."""
+    holders = [("", cfg)]
+    if isinstance(cfg.get("attn_config"), Mapping):
+        holders.append(("attn_config.", cfg["attn_config"]))
+    for prefix, holder in holders:
+        for key in ("alibi", "use_alibi"):
+            if holder.get(key):
+                raise ValueError(
+                    f"model_type {model_type!r}: {prefix}{key} = {holder[key]!r} asks for ALiBi, "
+                    "which position_plan does not read for this type; refusing rather than "
+                    "printing a RoPE/NoPE plan"
+                )
+        if str(holder.get("position_embedding_type", "")).lower() == "alibi":
+            raise ValueError(
+                f"model_type {model_type!r}: {prefix}position_embedding_type = 'alibi', which "
+                "position_plan does not read for this type; refusing rather than printing a "
+                "RoPE/NoPE plan"
+            )
+
+
 def _alibi_plan(
-    cfg: dict[str, Any], model_type: str, n: int, layer_types: list[str]
+    cfg: dict[str, Any], model_type: str, n: int, layer_types: list[str],
+    bias_scale: float = 1.0,
 ) -> list[LayerPosition]:
     heads = int(_first(cfg, "n_head", "num_attention_heads", "n_heads"))
     max_bias = 8.0
@@ -704,7 +736,7 @@ def _alibi_plan(
             raise ValueError("this MPT config has attn_config.alibi = False (learned positions)")
         if isinstance(attn, Mapping) and attn.get("alibi_bias_max"):
             max_bias = float(attn["alibi_bias_max"])
-    slopes = alibi_slopes(heads, max_bias=max_bias, dtype=torch.float64)
+    slopes = alibi_slopes(heads, max_bias=max_bias, dtype=torch.float64) * bias_scale
     return [
         LayerPosition(
             layer=i, kind="alibi", layer_type=layer_types[i], head_dim=_head_dim(cfg),
