@@ -895,5 +895,30 @@ def test_falcon_alibi_is_planned_as_alibi_with_the_model_s_bias() -> None:
 def test_an_unread_alibi_key_is_refused(key: str, value: object) -> None:
     cfg = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
            "num_attention_heads": 4, "rope_theta": 10000.0, key: value}
-    with pytest.raises(ValueError, match="ALiBi|alibi"):
+    with pytest.raises(ValueError, match=r"ALiBi|alibi"):
         position_plan(cfg)
+
+
+@pytest.mark.parametrize("model_type,extra", [
+    ("glm4v_text", {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                        "partial_rotary_factor": 0.5,
+                                        "mrope_section": [8, 12, 12]}}),  # GLM-4.1V
+    ("glm_ocr_text", {}),
+])
+def test_glm_vision_language_text_rotation_pairs_neighbours(model_type: str,
+                                                            extra: dict[str, Any]) -> None:
+    """The text apply_rotary_pos_emb calls rotate_half_llm (x[..., 0::2]), not the vision
+    rotate_half: the plan must rotate as it does (half pairing is off by ~8)."""
+    import transformers
+
+    cfg = transformers.AutoConfig.for_model(model_type, **extra)
+    layer = position_plan(cfg)[0]
+    assert layer.convention == "interleaved"
+    module = importlib.import_module(type(cfg).__module__.replace("configuration_", "modeling_"))
+    rotary = next(getattr(module, n) for n in dir(module)
+                  if n.endswith("RotaryEmbedding") and "Vision" not in n)(cfg)
+    torch.manual_seed(0)
+    q = torch.randn(1, 2, 12, layer.head_dim, dtype=torch.float64)
+    cos, sin = rotary(q.float(), torch.arange(12)[None])
+    ref, _ = module.apply_rotary_pos_emb(q, q, cos.double(), sin.double())
+    assert torch.allclose(layer.rotate(q, torch.arange(12)), ref, atol=1e-5)
