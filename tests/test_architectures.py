@@ -922,3 +922,35 @@ def test_glm_vision_language_text_rotation_pairs_neighbours(model_type: str,
     cos, sin = rotary(q.float(), torch.arange(12)[None])
     ref, _ = module.apply_rotary_pos_emb(q, q, cos.double(), sin.double())
     assert torch.allclose(layer.rotate(q, torch.arange(12)), ref, atol=1e-5)
+
+
+@pytest.mark.parametrize("seq_len", [None, 8192])
+def test_phimoe_longrope_is_what_its_rotary_module_does(seq_len: int | None) -> None:
+    """PhimoeRotaryEmbedding: cos/sin × short/long_mscale (1.2432 in Phi-3.5-MoE's config),
+    table from the config alone (short factors even past 4 096 in transformers 5.25)."""
+    import transformers
+    from transformers.models.phimoe.modeling_phimoe import (
+        PhimoeRotaryEmbedding,
+        apply_rotary_pos_emb,
+    )
+
+    params = {"rope_type": "longrope", "rope_theta": 10000.0,
+              "short_factor": [1.0 + 0.01 * i for i in range(64)],
+              "long_factor": [1.0 + 0.5 * i for i in range(64)],
+              "short_mscale": 1.243163121016122, "long_mscale": 1.243163121016122,
+              "original_max_position_embeddings": 4096}
+    cfg = transformers.AutoConfig.for_model(
+        "phimoe", hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+        num_hidden_layers=2, max_position_embeddings=131072, rope_parameters=params)
+    plan = position_plan(cfg, seq_len=seq_len)
+    assert plan[0].attention_factor == pytest.approx(1.243163121016122, rel=1e-6)
+    assert "short factors" in plan[0].describe()
+    assert any("short_mscale" in note for note in plan.notes)
+    positions = torch.arange(seq_len or 16)
+    cos, sin = PhimoeRotaryEmbedding(cfg)(torch.zeros(1, 1, 2, dtype=torch.float64),
+                                          positions[None])
+    torch.manual_seed(0)
+    q = torch.randn(1, 1, positions.numel(), 128, dtype=torch.float64)
+    ref, _ = apply_rotary_pos_emb(q, q, cos, sin)
+    # the module's angles are float32: up to ~1e-3 at position 8 191
+    assert torch.allclose(plan[0].rotate(q, positions), ref, atol=5e-3)

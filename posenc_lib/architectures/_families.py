@@ -8,6 +8,7 @@ model of each type and compare).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -682,9 +683,38 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         plan.append(LayerPosition(
             kind="rope", convention=family.convention, **entry, **cache[key]
         ))
+    if model_type == "phimoe" and tables is not None and plan and plan[0].kind == "rope" and (
+        plan[0].rope_type == "longrope"
+    ):
+        plan = _phimoe_longrope(plan, cfg, notes)
     if defaulted:
         notes.append("keys not in the config, defaulted: " + ", ".join(dict.fromkeys(defaulted)))
     return Plan(plan, model_type, notes, cfg)
+
+
+def _phimoe_longrope(plan: list[LayerPosition], cfg: dict[str, Any],
+                     notes: list[str]) -> list[LayerPosition]:
+    """Phi-3.5-MoE: say which LongRoPE table and cos/sin factor transformers' module uses."""
+    params = _blocks(cfg)[0] if _blocks(cfg) else {}
+    layer = plan[0]
+    assert layer.inv_freq is not None and layer.base is not None
+    half = layer.rotary_dim // 2
+    exps = torch.arange(0, layer.rotary_dim, 2, dtype=torch.float64) / layer.rotary_dim
+    which = "short"
+    for name in ("short", "long"):
+        factors = params.get(f"{name}_factor")
+        if factors is not None and len(factors) == half:
+            expected = 1.0 / (torch.tensor(factors, dtype=torch.float64) * layer.base**exps)
+            if torch.allclose(expected, layer.inv_freq, rtol=1e-5):
+                which = name
+                break
+    scaling = f"longrope {which} factors (as transformers' PhimoeRotaryEmbedding computes them)"
+    notes.append(
+        "Phi-3.5-MoE: transformers' PhimoeRotaryEmbedding multiplies cos/sin by the config's "
+        f"short_mscale/long_mscale (here {layer.attention_factor:.4g}), not LongRoPE's "
+        f"attention factor, and builds its table from the config alone ({which} factors)"
+    )
+    return [dataclasses.replace(p, scaling=scaling) if p.kind == "rope" else p for p in plan]
 
 
 def _blocks(cfg: Mapping[str, Any]) -> list[Mapping[str, Any]]:
