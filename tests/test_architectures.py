@@ -954,3 +954,35 @@ def test_phimoe_longrope_is_what_its_rotary_module_does(seq_len: int | None) -> 
     ref, _ = apply_rotary_pos_emb(q, q, cos, sin)
     # the module's angles are float32: up to ~1e-3 at position 8 191
     assert torch.allclose(plan[0].rotate(q, positions), ref, atol=5e-3)
+
+
+def test_dbrx_rope_theta_the_class_ignores_is_noted() -> None:
+    """DBRX's file puts rope_theta 500 000 in attn_config; DbrxConfig (5.25) uses 10 000."""
+    import transformers
+    from transformers.models.dbrx.modeling_dbrx import DbrxRotaryEmbedding
+
+    raw = {"model_type": "dbrx", "d_model": 6144, "n_heads": 48, "n_layers": 40,
+           "max_seq_len": 32768, "vocab_size": 100352,
+           "attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000},
+           "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4}}
+    plan = position_plan(raw)
+    table = DbrxRotaryEmbedding(transformers.AutoConfig.for_model(**raw)).inv_freq.double()
+    assert torch.allclose(plan[0].inv_freq, table, rtol=1e-6)
+    assert plan[0].base == pytest.approx(float(table[1]) ** (-plan[0].rotary_dim / 2), rel=1e-4)
+    assert "the file says attn_config.rope_theta = 500 000; transformers uses 10 000" in plan.notes
+
+
+def test_printed_base_is_the_table_s_base() -> None:
+    """A llama config with a per-type block the class ignores: print the base the table uses."""
+    import transformers
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    raw = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+           "num_attention_heads": 4,
+           "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e6}}}
+    plan = position_plan(raw)
+    table = LlamaRotaryEmbedding(transformers.AutoConfig.for_model(**raw)).inv_freq.double()
+    assert torch.allclose(plan[0].inv_freq, table, rtol=1e-6)
+    assert plan[0].base == pytest.approx(float(table[1]) ** (-plan[0].rotary_dim / 2), rel=1e-4)
+    assert "RoPE base 10 000" in plan[0].describe()
+    assert any("1 000 000" in note for note in plan.notes)

@@ -20,7 +20,7 @@ from .._validation import MAX_PYTHON_ITEMS, check_int
 from ..alibi import alibi_slopes
 from ..extension import extended_rope
 from ..rope import partial_rotary_dim
-from ._plan import LayerPosition, QueryScale, proportional_inv_freq
+from ._plan import LayerPosition, QueryScale, _number, proportional_inv_freq
 
 __all__ = ["SUPPORTED_MODEL_TYPES", "TEXT_TYPES", "Plan", "position_plan"]
 
@@ -687,9 +687,66 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         plan[0].rope_type == "longrope"
     ):
         plan = _phimoe_longrope(plan, cfg, notes)
+    if tables is not None:
+        plan = _base_from_table(plan, notes)
+    if isinstance(config, Mapping):
+        _note_unused_bases(config, plan, notes)
     if defaulted:
         notes.append("keys not in the config, defaulted: " + ", ".join(dict.fromkeys(defaulted)))
     return Plan(plan, model_type, notes, cfg)
+
+
+_BASE_KEYS = ("rope_theta", "rotary_emb_base", "rope_base")
+
+
+def _raw_bases(node: Any, where: str = "") -> list[tuple[str, float]]:
+    """Every ``rope_theta``/``rotary_emb_base``/``rope_base`` anywhere in a raw config."""
+    found: list[tuple[str, float]] = []
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            name = f"{where}{key}"
+            if key in _BASE_KEYS and isinstance(value, (int, float)) and not isinstance(
+                value, bool
+            ):
+                found.append((name, float(value)))
+            elif isinstance(value, (Mapping, list)):
+                found += _raw_bases(value, name + ".")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _raw_bases(value, f"{where}{i}.")
+    return found
+
+
+def _note_unused_bases(raw: Mapping[str, Any], plan: list[LayerPosition],
+                       notes: list[str]) -> None:
+    """Note a base in the file that no RoPE layer of the model uses (DBRX's attn_config)."""
+    used = {float(p.base) for p in plan if p.kind == "rope" and p.base is not None}
+    if not used:
+        return
+    for name, value in _raw_bases(raw):
+        if not any(math.isclose(value, b, rel_tol=1e-6) for b in used):
+            in_use = " / ".join(_number(b) for b in sorted(used))
+            notes.append(f"the file says {name} = {_number(value)}; transformers uses "
+                         f"{in_use}")
+
+
+def _base_from_table(plan: list[LayerPosition], notes: list[str]) -> list[LayerPosition]:
+    """Print the base the model's table uses: for plain RoPE, ``inv_freq[1]^(−rotary_dim/2)``."""
+    out = []
+    for p in plan:
+        if (p.kind == "rope" and p.rope_type == "default" and p.inv_freq is not None
+                and p.inv_freq.numel() >= 2 and p.base is not None and p.rotary_offset == 0
+                and float(p.inv_freq[1]) > 0):
+            table_base = float(p.inv_freq[1]) ** (-p.rotary_dim / 2)
+            if not math.isclose(table_base, p.base, rel_tol=1e-4):
+                table_base = float(round(table_base, 0)) if table_base > 100 else table_base
+                note = (f"the config's rope_theta {_number(p.base)} is not what transformers' "
+                        f"rotary table uses ({_number(table_base)}); the plan prints the table's")
+                if note not in notes:
+                    notes.append(note)
+                p = dataclasses.replace(p, base=table_base)
+        out.append(p)
+    return out
 
 
 def _phimoe_longrope(plan: list[LayerPosition], cfg: dict[str, Any],
