@@ -699,6 +699,8 @@ def test_census_plan_is_what_the_layers_do(model_type: str) -> None:
     torch.set_num_threads(1)
     result = hf_check.check_type(model_type)
     if result.status in ("not built", "not captured"):
+        assert model_type in hf_check.UNVERIFIED_TYPES, (
+            f"{model_type} is {result.status}: add it to hf_check.UNVERIFIED_TYPES")
         pytest.skip(f"{model_type}: {result.status} ({result.detail})")
     if result.status == "refused":
         assert model_type in result.detail or "config" in result.detail, result.detail
@@ -986,3 +988,13 @@ def test_printed_base_is_the_table_s_base() -> None:
     assert plan[0].base == pytest.approx(float(table[1]) ** (-plan[0].rotary_dim / 2), rel=1e-4)
     assert "RoPE base 10 000" in plan[0].describe()
     assert any("1 000 000" in note for note in plan.notes)
+
+
+def test_types_the_census_cannot_build_say_so() -> None:
+    """A plan of a type the census skips carries the 'not verified' note; a covered one not."""
+    plan = position_plan({"model_type": "falcon", "alibi": True, "num_hidden_layers": 2,
+                          "hidden_size": 64, "num_attention_heads": 4})
+    assert any(note.startswith("not verified against transformers") for note in plan.notes)
+    llama = position_plan({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+                           "num_attention_heads": 4, "rope_theta": 10000.0})
+    assert not any(note.startswith("not verified") for note in llama.notes)

@@ -522,6 +522,9 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     resolved = resolve(config)
     cfg, hf, model_type = dict(resolved.cfg), resolved.hf_config, resolved.model_type
     notes = list(resolved.notes)
+    if model_type in _unverified_types():
+        notes.append("not verified against transformers' layers (its tiny model could not be "
+                     "built here)")
     defaulted: list[str] | None = None if hf is not None else []
     if seq_len is not None:
         seq_len = check_int(seq_len, "seq_len", minimum=0, what="a non-negative integer")
@@ -694,6 +697,12 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     if defaulted:
         notes.append("keys not in the config, defaulted: " + ", ".join(dict.fromkeys(defaulted)))
     return Plan(plan, model_type, notes, cfg)
+
+
+def _unverified_types() -> frozenset[str]:
+    from .hf_check import UNVERIFIED_TYPES
+
+    return UNVERIFIED_TYPES
 
 
 _BASE_KEYS = ("rope_theta", "rotary_emb_base", "rope_base")

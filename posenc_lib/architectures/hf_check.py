@@ -235,6 +235,14 @@ def shift_error(config: Any, model: Any, offset: int, seq: int = 12) -> dict[int
 
 # --- the census: every text model type with a rotary module, held against its own layers -------
 
+#: Types the census cannot hold against their layers in transformers 5.25 (the tiny model does
+#: not build, or its attention bypasses the attention interface): their plans carry a note.
+#: ``tests/test_architectures.py`` fails when the census skips a type missing here.
+UNVERIFIED_TYPES: frozenset[str] = frozenset({
+    "dbrx", "esm", "falcon", "falcon_h1", "glm4v_text", "glm_image_text", "glm_ocr_text",
+    "gemma3n_text", "gte", "jina_embeddings_v3", "kimi_linear", "nomic_bert",
+})
+
 # Small sizes for any config class; only the keys the class has are set.
 _TINY_SIZES: dict[str, Any] = dict(
     vocab_size=97, hidden_size=64, intermediate_size=64, num_attention_heads=4,
