@@ -236,7 +236,8 @@ def shift_error(config: Any, model: Any, offset: int, seq: int = 12) -> dict[int
 # --- the census: every text model type with a rotary module, held against its own layers -------
 
 #: The 27 types the census cannot hold against their layers in transformers 5.25 (24 whose tiny
-#: model does not build, 3 whose attention bypasses the attention interface): their plans carry a note.
+#: model does not build, 3 whose attention bypasses the attention interface): their plans
+#: carry a note.
 #: ``tests/test_architectures.py`` fails when the census skips a type missing here.
 UNVERIFIED_TYPES: frozenset[str] = frozenset({
     "axk1", "bailing_hybrid", "cohere_compass_text", "cosmos3_edge_text", "dbrx",
