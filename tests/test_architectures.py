@@ -793,8 +793,8 @@ def test_published_plans_agree_with_the_library_s_own_formulas(name: str, monkey
         with pytest.raises(ValueError, match=repr(complete["model_type"])):
             position_plan(complete)
         return
-    if name == "EmbeddingGemma":  # the class halved the window; the raw dict keeps the input
-        complete["use_bidirectional_attention"] = True
+    if name == "EmbeddingGemma":  # the class halved the window; the file as written keeps 512
+        complete = dict(published_config(name))
     without = position_plan(complete)
     assert len(without) == len(with_hf)
     for a, b in zip(with_hf, without, strict=True):
@@ -998,3 +998,13 @@ def test_types_the_census_cannot_build_say_so() -> None:
     llama = position_plan({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
                            "num_attention_heads": 4, "rope_theta": 10000.0})
     assert not any(note.startswith("not verified") for note in llama.notes)
+
+
+def test_embeddinggemma_window_without_transformers_is_halved(monkeypatch) -> None:
+    """Gemma3TextConfig stores (512 // 2) + 1 = 257; the plan without transformers must too."""
+    raw = json.loads((Path(__file__).parent / "fixtures/configs/embeddinggemma-300m.json")
+                     .read_text())
+    with_hf = position_plan(raw)
+    monkeypatch.setattr(_resolve, "transformers_or_none", lambda: None)
+    without = position_plan(raw)
+    assert with_hf[0].window == without[0].window == 257

@@ -603,6 +603,12 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     ):
         window = None
     bidirectional = _bidirectional(cfg, model_type, hf)
+    if hf is None and bidirectional and window and model_type == "gemma3_text":
+        # Gemma3TextConfig (EmbeddingGemma) stores (W // 2) + 1 when use_bidirectional_attention:
+        # its mask keeps |m − n| < W // 2 + 1.
+        window = int(window) // 2 + 1
+        notes.append(f"use_bidirectional_attention: window |m−n| < {window} (transformers' "
+                     "Gemma3TextConfig halves sliding_window)")
     if bidirectional and window and model_type not in _FAMILIES:
         # transformers' bidirectional window keeps |m − n| <= sliding_window: W + 1 in the
         # plan's "|m − n| < window" (Gemma 3's class already stores its window that way).
