@@ -1008,3 +1008,25 @@ def test_embeddinggemma_window_without_transformers_is_halved(monkeypatch) -> No
     monkeypatch.setattr(_resolve, "transformers_or_none", lambda: None)
     without = position_plan(raw)
     assert with_hf[0].window == without[0].window == 257
+
+
+@pytest.mark.parametrize("extra,message", [
+    ({"rope_parameters": {"rope_type": "linear", "rope_theta": 1e4, "factor": 0.0}}, "factor"),
+    ({"rope_parameters": {"rope_type": "linear", "rope_theta": 1e4, "factor": -2.0}}, "factor"),
+    ({"rope_theta": 1e4, "sliding_window": 0}, "sliding_window"),
+    ({"rope_theta": 1e4, "sliding_window": -3}, "sliding_window"),
+])
+def test_factor_and_window_out_of_range_are_refused(extra: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        position_plan({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 64,
+                       "num_attention_heads": 4, **extra})
+
+
+def test_transformers_validation_error_keeps_the_line_that_says_what_is_wrong() -> None:
+    cfg = {"model_type": "phi3", "num_hidden_layers": 2, "hidden_size": 3072,
+           "num_attention_heads": 32,
+           "rope_parameters": {"rope_type": "longrope", "rope_theta": 1e4,
+                               "short_factor": [1.0] * 64, "long_factor": [1.0] * 48,
+                               "original_max_position_embeddings": 4096}}
+    with pytest.raises(ValueError, match="short_factor field must have length 48, got 64"):
+        position_plan(cfg)

@@ -522,6 +522,7 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     resolved = resolve(config)
     cfg, hf, model_type = dict(resolved.cfg), resolved.hf_config, resolved.model_type
     notes = list(resolved.notes)
+    _check_factor_and_window(cfg)
     if model_type in _unverified_types():
         notes.append("not verified against transformers' layers (its tiny model could not be "
                      "built here)")
@@ -703,6 +704,24 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     if defaulted:
         notes.append("keys not in the config, defaulted: " + ", ".join(dict.fromkeys(defaulted)))
     return Plan(plan, model_type, notes, cfg)
+
+
+def _check_factor_and_window(cfg: Mapping[str, Any]) -> None:
+    """Refuse a rope ``factor`` <= 0 and a ``sliding_window`` < 1 (silently wrong plans)."""
+    for block in _blocks(cfg):
+        factor = block.get("factor")
+        if factor is None:
+            continue
+        ok = isinstance(factor, (int, float)) and not isinstance(factor, bool)
+        if not ok or not math.isfinite(factor) or factor <= 0:
+            raise ValueError(f"rope factor must be a finite number > 0, got {factor!r}")
+    window = cfg.get("sliding_window")
+    if cfg.get("use_sliding_window") is False:  # Qwen2-MoE's class stores 0 with the window off
+        return
+    if window is not None and (
+        not isinstance(window, int) or isinstance(window, bool) or window < 1
+    ):
+        raise ValueError(f"sliding_window must be an integer >= 1 or null, got {window!r}")
 
 
 def _unverified_types() -> frozenset[str]:
