@@ -699,6 +699,8 @@ def test_census_plan_is_what_the_layers_do(model_type: str) -> None:
     torch.set_num_threads(1)
     result = hf_check.check_type(model_type)
     if result.status in ("not built", "not captured"):
+        assert model_type in hf_check.UNVERIFIED_TYPES, (
+            f"{model_type} is {result.status}: add it to hf_check.UNVERIFIED_TYPES")
         pytest.skip(f"{model_type}: {result.status} ({result.detail})")
     if result.status == "refused":
         assert model_type in result.detail or "config" in result.detail, result.detail
@@ -791,8 +793,8 @@ def test_published_plans_agree_with_the_library_s_own_formulas(name: str, monkey
         with pytest.raises(ValueError, match=repr(complete["model_type"])):
             position_plan(complete)
         return
-    if name == "EmbeddingGemma":  # the class halved the window; the raw dict keeps the input
-        complete["use_bidirectional_attention"] = True
+    if name == "EmbeddingGemma":  # the class halved the window; the file as written keeps 512
+        complete = dict(published_config(name))
     without = position_plan(complete)
     assert len(without) == len(with_hf)
     for a, b in zip(with_hf, without, strict=True):
@@ -859,3 +861,172 @@ def test_seq_len_picks_the_dynamic_ntk_table() -> None:
     torch.testing.assert_close(grown.inv_freq, want, rtol=1e-6, atol=0)
     assert not torch.allclose(static.inv_freq, grown.inv_freq, rtol=1e-2)
     assert "pass --seq-len" in static.describe() and "L = 2000" in grown.describe()
+
+
+def test_falcon_alibi_is_planned_as_alibi_with_the_model_s_bias() -> None:
+    """falcon-rw-1b style (alibi = true): no rotation, ALiBi bias / √d, as FalconModel does."""
+    import transformers
+
+    cfg = transformers.FalconConfig(
+        alibi=True, num_hidden_layers=1, hidden_size=64, num_attention_heads=4, vocab_size=97,
+        new_decoder_architecture=False, multi_query=False, parallel_attn=True, bias=True,
+    )
+    cfg._attn_implementation = "eager"
+    plan = position_plan(cfg)
+    assert [layer.kind for layer in plan] == ["alibi"]
+    assert any("sqrt(head_dim)" in note for note in plan.notes)
+    torch.manual_seed(0)
+    model = transformers.FalconModel(cfg).eval()
+    with torch.no_grad():
+        for p in model.h[0].self_attention.query_key_value.parameters():
+            p.zero_()  # q·k = 0: the attention weights are softmax(position bias) alone
+        weights = model(torch.arange(6)[None], output_attentions=True).attentions[0][0].double()
+    slopes = plan[0].alibi_slopes
+    m = torch.arange(6)
+    r = (m[:, None] - m[None, :]).double()
+    logits = (-slopes[:, None, None] * r).masked_fill(r < 0, float("-inf"))
+    assert torch.allclose(torch.softmax(logits, -1), weights, atol=1e-6)
+    # the released falcon-rw-1b shape
+    big = position_plan({"model_type": "falcon", "alibi": True, "num_hidden_layers": 24,
+                         "hidden_size": 2048, "num_attention_heads": 32})
+    assert big[0].describe().startswith("ALiBi") and len(big) == 24
+
+
+@pytest.mark.parametrize("key,value", [("alibi", True), ("use_alibi", 1),
+                                       ("position_embedding_type", "alibi")])
+def test_an_unread_alibi_key_is_refused(key: str, value: object) -> None:
+    cfg = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+           "num_attention_heads": 4, "rope_theta": 10000.0, key: value}
+    with pytest.raises(ValueError, match=r"ALiBi|alibi"):
+        position_plan(cfg)
+
+
+@pytest.mark.parametrize("model_type,extra", [
+    ("glm4v_text", {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                        "partial_rotary_factor": 0.5,
+                                        "mrope_section": [8, 12, 12]}}),  # GLM-4.1V
+    ("glm_ocr_text", {}),
+])
+def test_glm_vision_language_text_rotation_pairs_neighbours(model_type: str,
+                                                            extra: dict[str, Any]) -> None:
+    """The text apply_rotary_pos_emb calls rotate_half_llm (x[..., 0::2]), not the vision
+    rotate_half: the plan must rotate as it does (half pairing is off by ~8)."""
+    import transformers
+
+    cfg = transformers.AutoConfig.for_model(model_type, **extra)
+    layer = position_plan(cfg)[0]
+    assert layer.convention == "interleaved"
+    module = importlib.import_module(type(cfg).__module__.replace("configuration_", "modeling_"))
+    rotary = next(getattr(module, n) for n in dir(module)
+                  if n.endswith("RotaryEmbedding") and "Vision" not in n)(cfg)
+    torch.manual_seed(0)
+    q = torch.randn(1, 2, 12, layer.head_dim, dtype=torch.float64)
+    cos, sin = rotary(q.float(), torch.arange(12)[None])
+    ref, _ = module.apply_rotary_pos_emb(q, q, cos.double(), sin.double())
+    assert torch.allclose(layer.rotate(q, torch.arange(12)), ref, atol=1e-5)
+
+
+@pytest.mark.parametrize("seq_len", [None, 8192])
+def test_phimoe_longrope_is_what_its_rotary_module_does(seq_len: int | None) -> None:
+    """PhimoeRotaryEmbedding: cos/sin × short/long_mscale (1.2432 in Phi-3.5-MoE's config),
+    table from the config alone (short factors even past 4 096 in transformers 5.25)."""
+    import transformers
+    from transformers.models.phimoe.modeling_phimoe import (
+        PhimoeRotaryEmbedding,
+        apply_rotary_pos_emb,
+    )
+
+    params = {"rope_type": "longrope", "rope_theta": 10000.0,
+              "short_factor": [1.0 + 0.01 * i for i in range(64)],
+              "long_factor": [1.0 + 0.5 * i for i in range(64)],
+              "short_mscale": 1.243163121016122, "long_mscale": 1.243163121016122,
+              "original_max_position_embeddings": 4096}
+    cfg = transformers.AutoConfig.for_model(
+        "phimoe", hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+        num_hidden_layers=2, max_position_embeddings=131072, rope_parameters=params)
+    plan = position_plan(cfg, seq_len=seq_len)
+    assert plan[0].attention_factor == pytest.approx(1.243163121016122, rel=1e-6)
+    assert "short factors" in plan[0].describe()
+    assert any("short_mscale" in note for note in plan.notes)
+    positions = torch.arange(seq_len or 16)
+    cos, sin = PhimoeRotaryEmbedding(cfg)(torch.zeros(1, 1, 2, dtype=torch.float64),
+                                          positions[None])
+    torch.manual_seed(0)
+    q = torch.randn(1, 1, positions.numel(), 128, dtype=torch.float64)
+    ref, _ = apply_rotary_pos_emb(q, q, cos, sin)
+    # the module's angles are float32: up to ~1e-3 at position 8 191
+    assert torch.allclose(plan[0].rotate(q, positions), ref, atol=5e-3)
+
+
+def test_dbrx_rope_theta_the_class_ignores_is_noted() -> None:
+    """DBRX's file puts rope_theta 500 000 in attn_config; DbrxConfig (5.25) uses 10 000."""
+    import transformers
+    from transformers.models.dbrx.modeling_dbrx import DbrxRotaryEmbedding
+
+    raw = {"model_type": "dbrx", "d_model": 6144, "n_heads": 48, "n_layers": 40,
+           "max_seq_len": 32768, "vocab_size": 100352,
+           "attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000},
+           "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4}}
+    plan = position_plan(raw)
+    table = DbrxRotaryEmbedding(transformers.AutoConfig.for_model(**raw)).inv_freq.double()
+    assert torch.allclose(plan[0].inv_freq, table, rtol=1e-6)
+    assert plan[0].base == pytest.approx(float(table[1]) ** (-plan[0].rotary_dim / 2), rel=1e-4)
+    assert "the file says attn_config.rope_theta = 500 000; transformers uses 10 000" in plan.notes
+
+
+def test_printed_base_is_the_table_s_base() -> None:
+    """A llama config with a per-type block the class ignores: print the base the table uses."""
+    import transformers
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    raw = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+           "num_attention_heads": 4,
+           "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e6}}}
+    plan = position_plan(raw)
+    table = LlamaRotaryEmbedding(transformers.AutoConfig.for_model(**raw)).inv_freq.double()
+    assert torch.allclose(plan[0].inv_freq, table, rtol=1e-6)
+    assert plan[0].base == pytest.approx(float(table[1]) ** (-plan[0].rotary_dim / 2), rel=1e-4)
+    assert "RoPE base 10 000" in plan[0].describe()
+    assert any("1 000 000" in note for note in plan.notes)
+
+
+def test_types_the_census_cannot_build_say_so() -> None:
+    """A plan of a type the census skips carries the 'not verified' note; a covered one not."""
+    plan = position_plan({"model_type": "falcon", "alibi": True, "num_hidden_layers": 2,
+                          "hidden_size": 64, "num_attention_heads": 4})
+    assert any(note.startswith("not verified against transformers") for note in plan.notes)
+    llama = position_plan({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+                           "num_attention_heads": 4, "rope_theta": 10000.0})
+    assert not any(note.startswith("not verified") for note in llama.notes)
+
+
+def test_embeddinggemma_window_without_transformers_is_halved(monkeypatch) -> None:
+    """Gemma3TextConfig stores (512 // 2) + 1 = 257; the plan without transformers must too."""
+    raw = json.loads((Path(__file__).parent / "fixtures/configs/embeddinggemma-300m.json")
+                     .read_text())
+    with_hf = position_plan(raw)
+    monkeypatch.setattr(_resolve, "transformers_or_none", lambda: None)
+    without = position_plan(raw)
+    assert with_hf[0].window == without[0].window == 257
+
+
+@pytest.mark.parametrize("extra,message", [
+    ({"rope_parameters": {"rope_type": "linear", "rope_theta": 1e4, "factor": 0.0}}, "factor"),
+    ({"rope_parameters": {"rope_type": "linear", "rope_theta": 1e4, "factor": -2.0}}, "factor"),
+    ({"rope_theta": 1e4, "sliding_window": 0}, "sliding_window"),
+    ({"rope_theta": 1e4, "sliding_window": -3}, "sliding_window"),
+])
+def test_factor_and_window_out_of_range_are_refused(extra: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        position_plan({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 64,
+                       "num_attention_heads": 4, **extra})
+
+
+def test_transformers_validation_error_keeps_the_line_that_says_what_is_wrong() -> None:
+    cfg = {"model_type": "phi3", "num_hidden_layers": 2, "hidden_size": 3072,
+           "num_attention_heads": 32,
+           "rope_parameters": {"rope_type": "longrope", "rope_theta": 1e4,
+                               "short_factor": [1.0] * 64, "long_factor": [1.0] * 48,
+                               "original_max_position_embeddings": 4096}}
+    with pytest.raises(ValueError, match="short_factor field must have length 48, got 64"):
+        position_plan(cfg)

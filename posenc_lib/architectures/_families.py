@@ -8,6 +8,7 @@ model of each type and compare).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from .._validation import MAX_PYTHON_ITEMS, check_int
 from ..alibi import alibi_slopes
 from ..extension import extended_rope
 from ..rope import partial_rotary_dim
-from ._plan import LayerPosition, QueryScale, proportional_inv_freq
+from ._plan import LayerPosition, QueryScale, _number, proportional_inv_freq
 
 __all__ = ["SUPPORTED_MODEL_TYPES", "TEXT_TYPES", "Plan", "position_plan"]
 
@@ -522,6 +523,10 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     resolved = resolve(config)
     cfg, hf, model_type = dict(resolved.cfg), resolved.hf_config, resolved.model_type
     notes = list(resolved.notes)
+    _check_factor_and_window(cfg)
+    if model_type in _unverified_types():
+        notes.append("not verified against transformers' layers (its tiny model could not be "
+                     "built here)")
     defaulted: list[str] | None = None if hf is not None else []
     if seq_len is not None:
         seq_len = check_int(seq_len, "seq_len", minimum=0, what="a non-negative integer")
@@ -555,8 +560,18 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         )
     if family is None:
         family = _generic_family(model_type, cfg, layer_types)
+    if model_type == "falcon" and cfg.get("alibi"):
+        # transformers' FalconAttention skips the rotation when config.alibi is true and
+        # FalconModel adds the ALiBi bias divided by sqrt(head_dim) to the mask.
+        head = _head_dim(cfg)
+        layers = _alibi_plan(cfg, model_type, n, layer_types, bias_scale=head**-0.5)
+        notes.append(f"alibi = true: no rotary; transformers divides the ALiBi bias by "
+                     f"sqrt(head_dim) = sqrt({head}), so the slopes here are "
+                     f"2^(-8h/H) / {head**0.5:.4g}")
+        return Plan(layers, model_type, notes, cfg)
     if family.alibi:
         return Plan(_alibi_plan(cfg, model_type, n, layer_types), model_type, notes, cfg)
+    _refuse_unread_alibi(cfg, model_type)
     head_dim = _head_dim(cfg)
     if cfg.get("qk_rope_head_dim") and cfg.get("qk_nope_head_dim"):  # MLA: every layer's q/k
         head_dim = int(cfg["qk_nope_head_dim"]) + int(cfg["qk_rope_head_dim"])
@@ -590,6 +605,12 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     ):
         window = None
     bidirectional = _bidirectional(cfg, model_type, hf)
+    if hf is None and bidirectional and window and model_type == "gemma3_text":
+        # Gemma3TextConfig (EmbeddingGemma) stores (W // 2) + 1 when use_bidirectional_attention:
+        # its mask keeps |m − n| < W // 2 + 1.
+        window = int(window) // 2 + 1
+        notes.append(f"use_bidirectional_attention: window |m−n| < {window} (transformers' "
+                     "Gemma3TextConfig halves sliding_window)")
     if bidirectional and window and model_type not in _FAMILIES:
         # transformers' bidirectional window keeps |m − n| <= sliding_window: W + 1 in the
         # plan's "|m − n| < window" (Gemma 3's class already stores its window that way).
@@ -673,9 +694,119 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         plan.append(LayerPosition(
             kind="rope", convention=family.convention, **entry, **cache[key]
         ))
+    if model_type == "phimoe" and tables is not None and plan and plan[0].kind == "rope" and (
+        plan[0].rope_type == "longrope"
+    ):
+        plan = _phimoe_longrope(plan, cfg, notes)
+    if tables is not None:
+        plan = _base_from_table(plan, notes)
+    if isinstance(config, Mapping):
+        _note_unused_bases(config, plan, notes)
     if defaulted:
         notes.append("keys not in the config, defaulted: " + ", ".join(dict.fromkeys(defaulted)))
     return Plan(plan, model_type, notes, cfg)
+
+
+def _check_factor_and_window(cfg: Mapping[str, Any]) -> None:
+    """Refuse a rope ``factor`` <= 0 and a ``sliding_window`` < 1 (silently wrong plans)."""
+    for block in _blocks(cfg):
+        factor = block.get("factor")
+        if factor is None:
+            continue
+        ok = isinstance(factor, (int, float)) and not isinstance(factor, bool)
+        if not ok or not math.isfinite(factor) or factor <= 0:
+            raise ValueError(f"rope factor must be a finite number > 0, got {factor!r}")
+    window = cfg.get("sliding_window")
+    if cfg.get("use_sliding_window") is False:  # Qwen2-MoE's class stores 0 with the window off
+        return
+    if window is not None and (
+        not isinstance(window, int) or isinstance(window, bool) or window < 1
+    ):
+        raise ValueError(f"sliding_window must be an integer >= 1 or null, got {window!r}")
+
+
+def _unverified_types() -> frozenset[str]:
+    from .hf_check import UNVERIFIED_TYPES
+
+    return UNVERIFIED_TYPES
+
+
+_BASE_KEYS = ("rope_theta", "rotary_emb_base", "rope_base")
+
+
+def _raw_bases(node: Any, where: str = "") -> list[tuple[str, float]]:
+    """Every ``rope_theta``/``rotary_emb_base``/``rope_base`` anywhere in a raw config."""
+    found: list[tuple[str, float]] = []
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            name = f"{where}{key}"
+            if key in _BASE_KEYS and isinstance(value, (int, float)) and not isinstance(
+                value, bool
+            ):
+                found.append((name, float(value)))
+            elif isinstance(value, (Mapping, list)):
+                found += _raw_bases(value, name + ".")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _raw_bases(value, f"{where}{i}.")
+    return found
+
+
+def _note_unused_bases(raw: Mapping[str, Any], plan: list[LayerPosition],
+                       notes: list[str]) -> None:
+    """Note a base in the file that no RoPE layer of the model uses (DBRX's attn_config)."""
+    used = {float(p.base) for p in plan if p.kind == "rope" and p.base is not None}
+    if not used:
+        return
+    for name, value in _raw_bases(raw):
+        if not any(math.isclose(value, b, rel_tol=1e-6) for b in used):
+            in_use = " / ".join(_number(b) for b in sorted(used))
+            notes.append(f"the file says {name} = {_number(value)}; transformers uses "
+                         f"{in_use}")
+
+
+def _base_from_table(plan: list[LayerPosition], notes: list[str]) -> list[LayerPosition]:
+    """Print the base the model's table uses: for plain RoPE, ``inv_freq[1]^(−rotary_dim/2)``."""
+    out = []
+    for p in plan:
+        if (p.kind == "rope" and p.rope_type == "default" and p.inv_freq is not None
+                and p.inv_freq.numel() >= 2 and p.base is not None and p.rotary_offset == 0
+                and float(p.inv_freq[1]) > 0):
+            table_base = float(p.inv_freq[1]) ** (-p.rotary_dim / 2)
+            if not math.isclose(table_base, p.base, rel_tol=1e-4):
+                table_base = float(round(table_base, 0)) if table_base > 100 else table_base
+                note = (f"the config's rope_theta {_number(p.base)} is not what transformers' "
+                        f"rotary table uses ({_number(table_base)}); the plan prints the table's")
+                if note not in notes:
+                    notes.append(note)
+                p = dataclasses.replace(p, base=table_base)
+        out.append(p)
+    return out
+
+
+def _phimoe_longrope(plan: list[LayerPosition], cfg: dict[str, Any],
+                     notes: list[str]) -> list[LayerPosition]:
+    """Phi-3.5-MoE: say which LongRoPE table and cos/sin factor transformers' module uses."""
+    params = _blocks(cfg)[0] if _blocks(cfg) else {}
+    layer = plan[0]
+    assert layer.inv_freq is not None and layer.base is not None
+    half = layer.rotary_dim // 2
+    exps = torch.arange(0, layer.rotary_dim, 2, dtype=torch.float64) / layer.rotary_dim
+    which = "short"
+    for name in ("short", "long"):
+        factors = params.get(f"{name}_factor")
+        if factors is not None and len(factors) == half:
+            expected = 1.0 / (torch.tensor(factors, dtype=torch.float64) * layer.base**exps)
+            if torch.allclose(expected, layer.inv_freq, rtol=1e-5):
+                which = name
+                break
+    scaling = f"longrope {which} factors (as transformers' PhimoeRotaryEmbedding computes them)"
+    notes.append(
+        "Phi-3.5-MoE: transformers' PhimoeRotaryEmbedding multiplies cos/sin by the config's "
+        f"short_mscale/long_mscale (here {layer.attention_factor:.4g}), not LongRoPE's "
+        f"attention factor, and builds its table from the config alone ({which} factors)"
+    )
+    return [dataclasses.replace(p, scaling=scaling) if p.kind == "rope" else p for p in plan]
 
 
 def _blocks(cfg: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -694,8 +825,30 @@ def _gemma4_override(cfg: dict[str, Any], i: int, name: str, default: int) -> An
     return cfg.get("global_head_dim", 512) if name == "head_dim" else default
 
 
+def _refuse_unread_alibi(cfg: Mapping[str, Any], model_type: str) -> None:
+    """Refuse a config asking for ALiBi when the plan would read it as RoPE or NoPE."""
+    holders = [("", cfg)]
+    if isinstance(cfg.get("attn_config"), Mapping):
+        holders.append(("attn_config.", cfg["attn_config"]))
+    for prefix, holder in holders:
+        for key in ("alibi", "use_alibi"):
+            if holder.get(key):
+                raise ValueError(
+                    f"model_type {model_type!r}: {prefix}{key} = {holder[key]!r} asks for ALiBi, "
+                    "which position_plan does not read for this type; refusing rather than "
+                    "printing a RoPE/NoPE plan"
+                )
+        if str(holder.get("position_embedding_type", "")).lower() == "alibi":
+            raise ValueError(
+                f"model_type {model_type!r}: {prefix}position_embedding_type = 'alibi', which "
+                "position_plan does not read for this type; refusing rather than printing a "
+                "RoPE/NoPE plan"
+            )
+
+
 def _alibi_plan(
-    cfg: dict[str, Any], model_type: str, n: int, layer_types: list[str]
+    cfg: dict[str, Any], model_type: str, n: int, layer_types: list[str],
+    bias_scale: float = 1.0,
 ) -> list[LayerPosition]:
     heads = int(_first(cfg, "n_head", "num_attention_heads", "n_heads"))
     max_bias = 8.0
@@ -705,7 +858,7 @@ def _alibi_plan(
             raise ValueError("this MPT config has attn_config.alibi = False (learned positions)")
         if isinstance(attn, Mapping) and attn.get("alibi_bias_max"):
             max_bias = float(attn["alibi_bias_max"])
-    slopes = alibi_slopes(heads, max_bias=max_bias, dtype=torch.float64)
+    slopes = alibi_slopes(heads, max_bias=max_bias, dtype=torch.float64) * bias_scale
     return [
         LayerPosition(
             layer=i, kind="alibi", layer_type=layer_types[i], head_dim=_head_dim(cfg),

@@ -26,6 +26,23 @@ from .._validation import _describe
 __all__ = ["Resolved", "check_config_dict", "load_config", "resolve", "transformers_or_none"]
 
 
+def _error_line(err: BaseException) -> str:
+    """The line of an error that says what is wrong.
+
+    transformers' validation errors open with a header (``Class validation error for validator
+    'validate_rope':``) and give the problem on a later line
+    (``ValueError: ... short_factor field must have length 48, got 64``): keep that one.
+    """
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    if not lines:
+        return type(err).__name__
+    last = lines[-1]
+    for prefix in ("ValueError: ", "TypeError: ", "KeyError: "):
+        if last.startswith(prefix):
+            last = last[len(prefix):]
+    return last if len(lines) == 1 else f"{lines[0].rstrip(':')}: {last}"
+
+
 def transformers_or_none() -> Any:
     """The ``transformers`` module, or None when it is not installed."""
     try:
@@ -97,7 +114,7 @@ def load_config(source: str | Path) -> Any:
         try:
             return transformers.AutoConfig.from_pretrained(text)
         except Exception as err:
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            first = _error_line(err)
             raise ValueError(f"{source}: not a local file and not loadable from the Hub "
                              f"({first})") from None
     try:
@@ -233,7 +250,7 @@ def resolve(config: object) -> Resolved:
         try:
             hf = transformers.AutoConfig.for_model(model_type, **kwargs)
         except Exception as err:
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            first = _error_line(err)
             raise ValueError(f"transformers cannot build a {model_type!r} config from this "
                              f"dict: {first}") from None
         finally:

@@ -99,6 +99,8 @@ def rotary_module_tables(
                  if hasattr(rotary, f"{t}_inv_freq")]
         if not types:
             return None
+    if hf_config.model_type == "phimoe" and types == [None]:
+        return {None: _phimoe_table(rotary, seq_len)}
     if seq_len is not None and seq_len > 0:
         _run_forward(rotary, hf_config, types, seq_len)
     out: dict[str | None, tuple[torch.Tensor, float]] = {}
@@ -108,6 +110,15 @@ def rotary_module_tables(
         scale = getattr(rotary, f"{prefix}attention_scaling", 1.0)
         out[t] = (inv.detach().to(torch.float64).flatten(), float(scale))
     return out
+
+
+def _phimoe_table(rotary: Any, seq_len: int | None) -> tuple[torch.Tensor, float]:
+    """What PhimoeRotaryEmbedding.forward uses: inv_freq from ``rope_init_fn(config)`` (no length),
+    cos/sin times the config's short_mscale or long_mscale (not ``attention_scaling``)."""
+    inv_freq, _ = rotary.rope_init_fn(rotary.config)
+    positions = torch.arange(max(int(seq_len or 1), 1))[None]
+    cos, _ = rotary(torch.zeros(1, 1, 2, dtype=torch.float64), positions)
+    return inv_freq.detach().to(torch.float64).flatten(), float(cos[0, 0, 0])
 
 
 def _run_forward(rotary: Any, hf_config: Any, types: list[str | None], seq_len: int) -> None:
@@ -123,17 +134,30 @@ def _run_forward(rotary: Any, hf_config: Any, types: list[str | None], seq_len: 
             continue
 
 
+def _text_rotate(module: Any) -> Any:
+    """The rotate function the text ``apply_rotary_pos_emb`` calls, else ``rotate_half``."""
+    apply = getattr(module, "apply_rotary_pos_emb", None)
+    if apply is not None:
+        for name in re.findall(r"\b(rotate_\w*)\(", _source(apply)):
+            func = getattr(module, name, None)
+            if callable(func):
+                return func
+    return getattr(module, "rotate_half", None)
+
+
 @functools.cache
 def pairing_convention(model_type: str) -> str | None:
     """``"half"``, ``"interleaved"`` or ``"complex"`` as the modelling module rotates; None.
 
-    Read from the module's ``rotate_half`` (``x[..., ::2]`` pairs neighbours) or a complex
-    ``apply_rotary_emb`` (``view_as_complex``).
+    Read from the rotate function the text ``apply_rotary_pos_emb`` calls (``x[..., ::2]`` or
+    ``x[..., 0::2]`` pairs neighbours), else the module's ``rotate_half``, or a complex
+    ``apply_rotary_emb`` (``view_as_complex``). GLM-4.1V and GLM-OCR define a vision
+    ``rotate_half`` (halves) beside the text's ``rotate_half_llm`` (neighbours).
     """
     module = modeling_module(model_type)
     if module is None:
         return None
-    rotate = getattr(module, "rotate_half", None)
+    rotate = _text_rotate(module)
     if rotate is not None:
         return "interleaved" if "::2" in _source(rotate) else "half"
     if getattr(module, "rotate_every_two", None) is not None:  # GPT-J, CodeGen

@@ -235,6 +235,18 @@ def shift_error(config: Any, model: Any, offset: int, seq: int = 12) -> dict[int
 
 # --- the census: every text model type with a rotary module, held against its own layers -------
 
+#: The 27 types the census cannot hold against their layers in transformers 5.25 (24 whose tiny
+#: model does not build, 3 whose attention bypasses the attention interface): their plans
+#: carry a note.
+#: ``tests/test_architectures.py`` fails when the census skips a type missing here.
+UNVERIFIED_TYPES: frozenset[str] = frozenset({
+    "axk1", "bailing_hybrid", "cohere_compass_text", "cosmos3_edge_text", "dbrx",
+    "dots3_note_text", "esm", "esmc", "falcon", "falcon_h1", "gemma3n_text", "glm4v_moe_text",
+    "glm4v_text", "glm_image_text", "glm_ocr_text", "gpt_neox_japanese", "gte",
+    "hunyuan_vl_text", "hy_v4_vl_text", "jina_embeddings_v3", "kolibri1_1",
+    "kyutai_speech_to_text", "nomic_bert", "qwen4_exp_text", "youtu", "zamba2", "zaya",
+})
+
 # Small sizes for any config class; only the keys the class has are set.
 _TINY_SIZES: dict[str, Any] = dict(
     vocab_size=97, hidden_size=64, intermediate_size=64, num_attention_heads=4,
