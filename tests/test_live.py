@@ -36,8 +36,10 @@ JUPYTER_CONFIG = ROOT / "jupyter_config"
 CHAPTER = ROOT / "chapters" / "preface.md"
 TOKEN = "posenc-live-test"
 # Every explorer a chapter can call: the public callables that are not the ``*_live`` builders.
+# ``config_checker`` is a text tool (a pasted config.json in, a report out): no figure, no slider.
+NOT_EXPLORERS = {"LiveExplorer", "config_checker"}
 EXPLORERS = sorted(
-    name for name in Wd.__all__ if not name.endswith("_live") and name != "LiveExplorer"
+    name for name in Wd.__all__ if not name.endswith("_live") and name not in NOT_EXPLORERS
 )
 SETUP = "import warnings\nwarnings.simplefilter('error')\nfrom posenc_lib import widgets as Wd"
 # Generous for 2 busy cores; a slower step is a failure that names what it waited for.
