@@ -689,7 +689,8 @@ def test_figure_text_is_readable_in_the_dark_theme(
 
 # Each table on the page: [height, width, its box's width, the box's overflow-x, the words split
 # across two lines, the cells of more than one line narrower than WRAPPED_CELL_MIN_PX].
-# A "word" runs between spaces and hyphens (a line may break after a hyphen, as in print).
+# A "word" runs between spaces and hyphens (a line may break after a hyphen, as in print); text in
+# Chinese or Japanese has no spaces and breaks between any two characters, so it is not checked.
 WRAPPED_CELL_MIN_PX = 160  # 10em: a cell that wraps does so because its text is long
 TABLES_JS = """min => Array.from(document.querySelectorAll('.bd-article table')).map(table => {
   const box = table.closest('.pst-scrollable-table-container') || table.parentElement;
@@ -704,6 +705,7 @@ TABLES_JS = """min => Array.from(document.querySelectorAll('.bd-article table'))
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       if (node.parentElement.closest('mjx-container')) continue;
       for (const m of node.data.matchAll(/[^\\s\\-\u2010-\u2014]+[\\-\u2010-\u2014]?/g)) {
+        if (/[\u3000-\u9fff\uff00-\uffef]/.test(m[0])) continue;  // CJK breaks between characters
         const range = document.createRange();
         range.setStart(node, m.index);
         range.setEnd(node, m.index + m[0].length);
