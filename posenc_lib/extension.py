@@ -150,10 +150,8 @@ def yarn_paper_inv_freq(
     beta = check_positive(beta, "beta")
     if alpha >= beta:
         raise ValueError(f"alpha must be < beta, got alpha = {alpha}, beta = {beta}")
-    theta = rope_inv_freq(dim, base)
-    r = original_max_position * theta / (2 * math.pi)
-    gamma = ((r - alpha) / (beta - alpha)).clamp(0.0, 1.0)
-    return (1 - gamma) * theta / factor + gamma * theta
+    # One implementation of the ramp: scaling's also returns the attention factor.
+    return scaling.yarn_paper_inv_freq(dim, base, factor, original_max_position, alpha, beta)[0]
 
 
 def _check_factor_list(values: object, name: str, length: int) -> torch.Tensor:
