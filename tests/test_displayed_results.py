@@ -57,8 +57,11 @@ def dropped_displays(source: str) -> list[str]:
                 dropped.append(lines[node.lineno - 1].strip())
         elif isinstance(node, ast.Assign) and _name(node.value) in DISPLAYED_ONLY_LAST:
             names = {t.id for t in node.targets if isinstance(t, ast.Name)}
-            used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-                    and isinstance(n.ctx, ast.Load)}
+            used = {
+                n.id
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            }
             if names and not names & used:
                 dropped.append(lines[node.lineno - 1].strip())
     return dropped
@@ -66,10 +69,12 @@ def dropped_displays(source: str) -> list[str]:
 
 def test_the_rule_sees_a_dropped_table_and_spares_a_shown_one() -> None:
     assert dropped_displays('number_table(rows, ["a"])\nprint("done")') == [
-        'number_table(rows, ["a"])']
-    assert dropped_displays('for x in xs:\n    show(fig(x))\ny = 1') == ["show(fig(x))"]
+        'number_table(rows, ["a"])'
+    ]
+    assert dropped_displays("for x in xs:\n    show(fig(x))\ny = 1") == ["show(fig(x))"]
     assert dropped_displays('t = number_table(rows, ["a"])\nprint(1)') == [
-        't = number_table(rows, ["a"])']
+        't = number_table(rows, ["a"])'
+    ]
     assert dropped_displays('x = 1\nnumber_table(rows, ["a"])') == []
     assert dropped_displays('display(number_table(rows, ["a"]))\nprint(1)') == []
     assert dropped_displays('t = number_table(rows, ["a"])\nprint(1)\nt') == []
@@ -80,4 +85,5 @@ def test_no_table_or_figure_is_built_and_dropped(path: Path) -> None:
     offenders = [line for cell in _cells(path) for line in dropped_displays(cell)]
     assert not offenders, (
         f"{path.name}: these tables/figures are built but not displayed (make each the last "
-        f"expression of its cell, or wrap it in display(...)): {offenders}")
+        f"expression of its cell, or wrap it in display(...)): {offenders}"
+    )
