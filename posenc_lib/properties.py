@@ -137,7 +137,9 @@ def dot_products_at_offset(table: torch.Tensor, offset: int) -> torch.Tensor:
 def min_pairwise_distance(table: torch.Tensor) -> float:
     """Smallest ``‖PE(m) − PE(n)‖`` over ``m ≠ n``: zero means two positions share a code.
 
-    ``inf`` for a table with fewer than two rows.
+    ``inf`` for a table with fewer than two rows. Pass a float64 table when rows may be nearly
+    equal: above 25 rows ``torch.cdist`` computes ``‖a‖² + ‖b‖² − 2a·b``, which in float32 loses
+    distances far below the rows' norm to cancellation.
     """
     t = _table(table)
     if t.shape[0] < 2:
@@ -371,9 +373,11 @@ def scorecard(
     offset
         Offset ``k`` of the dot-product spread (1 … ``seq_len − 1``).
     long_len
-        Length at which the largest value is measured (>= ``seq_len``, at most ``2·10⁶``); the
-        table is built in float32. If ``encoding`` refuses this length (a learned table ends at
-        its ``max_len``, a binary code at ``2**dim``) the value is ``None`` and the column fails.
+        Length at which the largest value is measured (>= ``seq_len``, at most ``2·10⁶``); this
+        one table is built in float32 to save memory (the other columns use float64), which is
+        exact for integer positions below ``2**24``. If ``encoding`` refuses this length (a
+        learned table ends at its ``max_len``, a binary code at ``2**dim``) the value is ``None``
+        and the column fails.
 
     Returns
     -------

@@ -113,7 +113,9 @@ def number_table(
 ) -> NumberTable:
     """A displayable table (HTML in a notebook or the book, Markdown as ``str``).
 
-    Floats are printed with ``digits`` significant digits. Make it the last expression of a cell.
+    Floats are printed with ``digits`` significant digits. A notebook shows the table only when it
+    is the last expression of its cell (or is passed to ``display``); anywhere else it is built
+    and silently dropped. ``tests/test_displayed_results.py`` refuses such a call in a chapter.
     """
     head, body = _format_cells(rows, headers, digits)
     return NumberTable(head, body, markdown_table(rows, headers, digits=digits))
