@@ -283,7 +283,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.pe = table.float()  # what fn moves: a float32 copy, accepted by every device
         super()._apply(fn, recurse)
         device = self.pe.device
-        self.pe = table.to(device=device, dtype=torch.float32 if device.type == "mps" else torch.float64)
+        dtype = torch.float32 if device.type == "mps" else torch.float64
+        self.pe = table.to(device=device, dtype=dtype)
         return self
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
