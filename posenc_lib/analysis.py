@@ -102,7 +102,8 @@ def sinusoidal_similarity(
     -------
     torch.Tensor
         Shape ``(2·max_distance + 1,)``, float64; entry ``max_distance + k`` holds offset ``k``
-        for ``k = −max_distance … max_distance``. The centre value is ``d/2``.
+        for ``k = −max_distance … max_distance``. The centre value is ``d/2``. Index with
+        ``[max_distance + k]``, not ``[k]``: entry ``k`` is the offset ``k − max_distance``.
     """
     dim = check_dim(dim)
     base = check_base(base)

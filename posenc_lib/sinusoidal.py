@@ -254,7 +254,8 @@ class SinusoidalPositionalEncoding(nn.Module):
     The table is a non-persistent float64 buffer (not saved in ``state_dict``, since it is a
     function of the hyper-parameters) and is cast to the input's dtype on each call. Module-wide
     casts (``.half()``, ``.to(torch.bfloat16)``) move the buffer's device but keep it float64, so
-    a float32 input still gets the exact table.
+    a float32 input still gets the exact table. On a device without float64 (Apple's MPS) the
+    float64-built table is stored as float32.
     """
 
     pe: torch.Tensor
@@ -276,10 +277,14 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]
         # nn.Module.half()/.to(dtype) cast every floating buffer; keep the table float64 (only
-        # its device follows fn), so rounding happens once, when it is added to x.
+        # its device follows fn), so rounding happens once, when it is added to x. A device without
+        # float64 (Apple's MPS) gets the float64-built table stored as float32.
         table = self.pe
+        self.pe = table.float()  # what fn moves: a float32 copy, accepted by every device
         super()._apply(fn, recurse)
-        self.pe = table.to(device=self.pe.device)
+        device = self.pe.device
+        dtype = torch.float32 if device.type == "mps" else torch.float64
+        self.pe = table.to(device=device, dtype=dtype)
         return self
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:

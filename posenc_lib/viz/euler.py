@@ -425,8 +425,9 @@ def _phasor_state(theta: np.ndarray, offset: float) -> tuple[dict[str, Any], str
     half = len(theta)
     similarity = float(partial[-1].real)
     bound = float(np.abs(partial[1:]).mean())
-    title = (f"r = {offset:g}: Re Σ e^(irθ_i) = Σ cos(rθ_i) = {similarity:.2f} (of {half});  "
-             f"f(r) = mean |S_j| = {bound:.2f}")
+    at_zero = (half + 1) / 2  # f(0): the vertices S_j = j, j = 1 … d/2, average (d/2 + 1)/2
+    title = (f"r = {offset:g}: Re Σ e^(irθ_i) = Σ cos(rθ_i) = {similarity:.2f} "
+             f"(of {half} at r = 0);  f(r) = mean |S_j| = {bound:.2f} (of {at_zero:g} at r = 0)")
     trace = {"x": partial.real.round(4).tolist(), "y": partial.imag.round(4).tolist()}
     return trace, title
 
