@@ -237,8 +237,10 @@ def test_reader_notebook_folds_every_solution(md: Path) -> None:
               for block in re.findall(r"<details>\n(.*?)</details>", text, re.S)]
     # Dropdowns may nest (an optional box whose questions have their own solutions): count them
     # all, top level or not, against every <details> of the notebook.
-    every_dropdown = re.findall(r"^(?::{3,}|`{3,})\{admonition\}[^\n]*\n:class: dropdown\n",
-                                source, re.M)
+    # A {dropdown} directive (a folded aside, not a solution) becomes a <details> too.
+    every_dropdown = re.findall(
+        r"^(?::{3,}|`{3,})(?:\{admonition\}[^\n]*\n:class: dropdown\n|\{dropdown\})",
+        source, re.M)
     assert sum(text.count("<details>") for text in cells) == len(every_dropdown)
     assert all("<details open" not in text for text in cells)
     outside = "\n".join(re.sub(r"<details>.*?</details>", "", text, flags=re.S) for text in cells)
