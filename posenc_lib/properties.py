@@ -786,7 +786,7 @@ def learn_offset_head(
 def offset_head_accuracy(
     matrix: torch.Tensor, lo: int, hi: int, back: int = 3, base: float = 10000.0
 ) -> float:
-    """Share of the queries ``m`` in ``[lo, hi)`` whose highest causal logit is the key ``m − back``.
+    """Share of the queries ``m`` in ``[lo, hi)`` whose top causal logit is the key ``m − back``.
 
     Parameters
     ----------
