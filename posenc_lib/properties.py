@@ -25,7 +25,10 @@ from ._validation import (
     check_int,
     check_length,
     check_positions,
+    check_positive,
     check_positive_int,
+    check_real,
+    check_seed,
     check_sequence,
     check_size,
 )
@@ -34,6 +37,7 @@ from .sinusoidal import sinusoidal_frequencies, sinusoidal_table
 __all__ = [
     "SCORECARD_CRITERIA",
     "closest_pair_relative",
+    "commuting_part",
     "div_term_errors",
     "div_term_exp_log",
     "div_term_max_abs_difference",
@@ -42,6 +46,7 @@ __all__ = [
     "dot_product_spread",
     "dot_products_at_offset",
     "float32_angle_errors",
+    "learn_offset_head",
     "length_dependence",
     "logit_terms",
     "max_abs_value",
@@ -50,6 +55,8 @@ __all__ = [
     "nearest_row_distances",
     "neighbour_distances",
     "offset_distances",
+    "offset_head_accuracy",
+    "offset_head_logits",
     "position_term_along_offset",
     "same_offset_gaps",
     "scorecard",
@@ -657,3 +664,149 @@ def position_term_along_offset(
     pe_m = sinusoidal_table(m.numel(), dim, base, dtype=torch.float64, positions=m)
     pe_n = sinusoidal_table(m.numel(), dim, base, dtype=torch.float64, positions=m + k)
     return ((pe_m @ a) * pe_n).sum(-1)
+
+
+def commuting_part(matrix: torch.Tensor) -> torch.Tensor:
+    """The part of ``A`` that commutes with every sinusoidal shift ``M(k)``.
+
+    Each diagonal ``2 × 2`` block is projected onto the scaled rotations ``u·I + v·J``
+    (``u = (a₁₁ + a₂₂)/2``, ``v = (a₂₁ − a₁₂)/2``) and every off-diagonal block is dropped: the
+    orthogonal (Frobenius) projection onto the ``d``-dimensional family of chapter 4.
+
+    Parameters
+    ----------
+    matrix : torch.Tensor
+        ``A``, shape ``(dim, dim)`` with ``dim`` even.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(dim, dim)`` float64, block-diagonal with blocks ``[[u, −v], [v, u]]``.
+    """
+    a = check_float_tensor(matrix, "matrix", min_ndim=2).to(torch.float64)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError(f"matrix must be square (dim, dim), got {tuple(a.shape)}")
+    dim = check_dim(a.shape[0], "matrix.shape[0]")
+    idx = torch.arange(0, dim, 2)
+    u = (a[idx, idx] + a[idx + 1, idx + 1]) / 2
+    v = (a[idx + 1, idx] - a[idx, idx + 1]) / 2
+    out = torch.zeros_like(a)
+    out[idx, idx] = out[idx + 1, idx + 1] = u
+    out[idx + 1, idx], out[idx, idx + 1] = v, -v
+    return out
+
+
+def offset_head_logits(matrix: torch.Tensor, n_pos: int, base: float = 10000.0) -> torch.Tensor:
+    """Causal position-only logits ``PE(m)ᵀ A PE(n)`` for ``0 ≤ n ≤ m < n_pos``.
+
+    Parameters
+    ----------
+    matrix : torch.Tensor
+        ``A``, shape ``(dim, dim)``; gradients flow through it.
+    n_pos : int
+        Number of positions (>= 1).
+    base : float
+        The sinusoid's base.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(n_pos, n_pos)`` float64, query ``m`` by key ``n``; ``−inf`` where ``n > m``.
+    """
+    a = check_float_tensor(matrix, "matrix", min_ndim=2)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError(f"matrix must be square (dim, dim), got {tuple(a.shape)}")
+    dim = check_dim(a.shape[0], "matrix.shape[0]")
+    n_pos = check_int(n_pos, "n_pos", minimum=1, what="a positive integer (>= 1)")
+    check_size(("n_pos", n_pos), ("n_pos", n_pos), what="the (n_pos, n_pos) logits")
+    pe = sinusoidal_table(n_pos, dim, base, dtype=torch.float64)
+    scores = pe @ a.to(torch.float64) @ pe.T
+    future = torch.ones(n_pos, n_pos, dtype=torch.bool).triu(1)
+    return scores.masked_fill(future, -math.inf)
+
+
+def learn_offset_head(
+    dim: int = 32, train_len: int = 64, back: int = 3, *, steps: int = 400, lr: float = 0.05,
+    weight_decay: float = 0.0, seed: int = 0, base: float = 10000.0,
+) -> torch.Tensor:
+    """Train ``A`` so that the position-only head of chapter 3 attends ``back`` tokens back.
+
+    ``A`` starts at ``0.1·N(0, 1)`` (seeded) and is trained with AdamW on the cross-entropy of
+    :func:`offset_head_logits` over the queries ``back … train_len − 1``, target key
+    ``m − back``. With ``weight_decay = 0`` AdamW is Adam.
+
+    Parameters
+    ----------
+    dim : int
+        Even width ``d``.
+    train_len : int
+        Training positions ``0 … train_len − 1`` (> ``back``).
+    back : int
+        The offset to attend to (>= 0).
+    steps : int
+        Optimiser steps (>= 1).
+    lr : float
+        Learning rate (> 0).
+    weight_decay : float
+        AdamW's decoupled weight decay (>= 0).
+    seed : int
+        Seed of the initial ``A``.
+    base : float
+        The sinusoid's base.
+
+    Returns
+    -------
+    torch.Tensor
+        The learned ``A``, ``(dim, dim)`` float64, detached.
+    """
+    dim = check_dim(dim)
+    back = check_int(back, "back", minimum=0)
+    train_len = check_int(train_len, "train_len", minimum=back + 1,
+                          what=f"an integer > back = {back}")
+    steps = check_positive_int(steps, "steps")
+    lr = check_positive(lr, "lr")
+    weight_decay = check_real(weight_decay, "weight_decay")
+    if weight_decay < 0:
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
+    seed = check_seed(seed)
+    base = check_base(base)
+    gen = torch.Generator().manual_seed(seed)
+    a = torch.nn.Parameter(0.1 * torch.randn(dim, dim, generator=gen, dtype=torch.float64))
+    optimizer = torch.optim.AdamW([a], lr=lr, weight_decay=weight_decay)
+    queries = torch.arange(back, train_len)
+    for _ in range(steps):
+        logits = offset_head_logits(a, train_len, base)[queries]
+        loss = torch.nn.functional.cross_entropy(logits, queries - back)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return a.detach()
+
+
+def offset_head_accuracy(
+    matrix: torch.Tensor, lo: int, hi: int, back: int = 3, base: float = 10000.0
+) -> float:
+    """Share of the queries ``m`` in ``[lo, hi)`` whose top causal logit is the key ``m − back``.
+
+    Parameters
+    ----------
+    matrix : torch.Tensor
+        ``A``, shape ``(dim, dim)``.
+    lo, hi : int
+        Query range, ``back ≤ lo < hi``.
+    back : int
+        The target offset (>= 0).
+    base : float
+        The sinusoid's base.
+
+    Returns
+    -------
+    float
+        A share in ``[0, 1]``.
+    """
+    back = check_int(back, "back", minimum=0)
+    lo = check_int(lo, "lo", minimum=back, what=f"an integer >= back = {back}")
+    hi = check_int(hi, "hi", minimum=lo + 1, what=f"an integer > lo = {lo}")
+    with torch.no_grad():
+        top = offset_head_logits(matrix, hi, base)[lo:hi].argmax(-1)
+    return (top == torch.arange(lo, hi) - back).double().mean().item()

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from posenc_lib.properties import (
     SCORECARD_CRITERIA,
     closest_pair_relative,
+    commuting_part,
     div_term_errors,
     div_term_exp_log,
     div_term_max_abs_difference,
@@ -20,6 +21,7 @@ from posenc_lib.properties import (
     dot_product_spread,
     dot_products_at_offset,
     float32_angle_errors,
+    learn_offset_head,
     length_dependence,
     logit_terms,
     max_abs_value,
@@ -28,6 +30,8 @@ from posenc_lib.properties import (
     nearest_row_distances,
     neighbour_distances,
     offset_distances,
+    offset_head_accuracy,
+    offset_head_logits,
     position_term_along_offset,
     same_offset_gaps,
     scorecard,
@@ -301,3 +305,56 @@ def test_float32_angle_errors_come_from_the_product_not_the_positions() -> None:
         float32_angle_errors(2**25, 8)
     with pytest.raises(ValueError, match="dim"):
         float32_angle_errors(10, 7)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), pairs=st.integers(1, 8), shift=st.floats(-50, 50))
+def test_commuting_part_is_the_orthogonal_projection_onto_the_shift_commutant(
+    seed: int, pairs: int, shift: float
+) -> None:
+    dim = 2 * pairs
+    a = torch.randn(dim, dim, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    p = commuting_part(a)
+    m = sinusoidal_shift_matrix(shift, dim)
+    assert torch.allclose(p @ m, m @ p, atol=1e-10)  # it commutes with every shift
+    assert torch.allclose(commuting_part(p), p, atol=1e-15)  # a projection
+    assert abs(((a - p) * p).sum().item()) < 1e-9  # orthogonal: the rest is perpendicular
+
+
+def test_commuting_part_keeps_scaled_rotations_and_drops_the_rest() -> None:
+    a = torch.tensor([[1.0, 2.0, 5.0, 6.0], [3.0, 4.0, 7.0, 8.0],
+                      [9.0, 9.0, 0.0, -1.0], [9.0, 9.0, 1.0, 0.0]], dtype=torch.float64)
+    expected = torch.tensor([[2.5, -0.5, 0.0, 0.0], [0.5, 2.5, 0.0, 0.0],
+                             [0.0, 0.0, 0.0, -1.0], [0.0, 0.0, 1.0, 0.0]], dtype=torch.float64)
+    assert torch.equal(commuting_part(a), expected)
+    with pytest.raises(ValueError, match="square"):
+        commuting_part(torch.zeros(2, 4))
+    with pytest.raises(ValueError, match="even"):
+        commuting_part(torch.zeros(3, 3))
+
+
+def test_offset_head_logits_are_causal_position_only_scores() -> None:
+    a = torch.eye(8, dtype=torch.float64)
+    logits = offset_head_logits(a, 5)
+    assert torch.isinf(logits.triu(1)[logits.triu(1) != 0]).all()
+    assert torch.isneginf(logits[0, 1]) and logits[4, 4] == pytest.approx(4.0)  # d/2 at k = 0
+    with pytest.raises(ValueError, match="n_pos"):
+        offset_head_logits(a, 0)
+
+
+def test_learned_offset_head_takes_the_relative_solution_only_in_part() -> None:
+    """Chapter 3's experiment at seed 0: the numbers the chapter quotes as a range over seeds."""
+    a = learn_offset_head(32, 64, 3, seed=0)
+    share = ((commuting_part(a).norm() / a.norm()) ** 2).item()
+    assert 0.45 < share < 0.47  # 0.459 measured
+    assert offset_head_accuracy(a, 3, 64) == 1.0
+    assert offset_head_accuracy(a, 64, 128) == pytest.approx(45 / 64)  # fails beyond training
+    assert offset_head_accuracy(commuting_part(a), 256, 1024) == 1.0
+    decayed = learn_offset_head(32, 64, 3, seed=0, weight_decay=0.1)
+    assert ((commuting_part(decayed).norm() / decayed.norm()) ** 2).item() > share
+    with pytest.raises(ValueError, match="train_len"):
+        learn_offset_head(32, 3, 3)
+    with pytest.raises(ValueError, match="weight_decay"):
+        learn_offset_head(32, 64, 3, weight_decay=-1.0)
+    with pytest.raises(ValueError, match="lo"):
+        offset_head_accuracy(a, 2, 10)
