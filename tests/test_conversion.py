@@ -194,7 +194,7 @@ def test_qk_norm_weights_move_with_the_projection_rows(layout: str) -> None:
         assert torch.equal(meta_to_hf_qk_norm_weight(q_norm, head_dim=head_dim), qn_hf)
         assert torch.equal(meta_to_hf_qk_norm_weight(q_norm, n_heads=1), qn_hf)
     if layout != "per_head":
-        with pytest.raises(ValueError, match="ambiguous: pass head_dim= .* or n_heads="):
+        with pytest.raises(ValueError, match=r"ambiguous: pass head_dim= .* or n_heads="):
             meta_to_hf_qk_norm_weight(q_norm)
 
 
@@ -215,7 +215,7 @@ def test_qk_norm_weight_bad_input() -> None:
         meta_to_hf_qk_norm_weight(torch.ones(2, 2, 4))
     with pytest.raises(ValueError, match="n_heads"):
         meta_to_hf_qk_norm_weight(torch.ones(8), n_heads=0)
-    with pytest.raises(TypeError, match="torch.Tensor"):
+    with pytest.raises(TypeError, match=r"torch\.Tensor"):
         meta_to_hf_qk_norm_weight([1.0, 2.0], n_heads=1)  # type: ignore[arg-type]
 
 

@@ -240,7 +240,7 @@ def test_envelope_trace_is_a_filled_band_and_the_page_stays_small() -> None:
 
     fig = decay_curves(dim=32, base=1e4, max_distance=40, curves=("similarity", "envelope"),
                        sliders=False)
-    sim, band = fig.data
+    _, band = fig.data
     assert band.fill == "toself" and "draws" in band.name
     low, high = rope_self_score_envelope(32, 1e4, 40, n_samples=128)
     np.testing.assert_allclose(np.asarray(band.y), np.concatenate([high, low.flip(0)]))

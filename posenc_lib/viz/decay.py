@@ -13,9 +13,10 @@ Three curves against the relative distance ``r = m − n``, each chosen by name 
   ``q``, ``k`` at offset ``r``: flat at about ``1/√d``, the noise floor that the aligned score
   decays towards (chapter 5).
 
-"similarity", "envelope" and "spread" share one unit (a unit ``q`` scores 1 with itself at ``r = 0``). The
-bound is in another unit: it is divided by its own value at ``r = 0`` to compare *shapes*, and it
-is not a bound on the other two curves (the absolute bound for unit vectors is far above them).
+"similarity", "envelope" and "spread" share one unit (a unit ``q`` scores 1 with itself at
+``r = 0``). The bound is in another unit: it is divided by its own value at ``r = 0`` to compare
+*shapes*, and it is not a bound on the other curves (the absolute bound for unit vectors is far
+above them).
 
 Up to :data:`MAX_DISTANCE_WITH_SLIDERS` (512) every distance is drawn on a linear axis; beyond it
 the figure samples about 150 distances evenly on a logarithmic axis from 1 to ``max_distance``
