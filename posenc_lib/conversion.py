@@ -193,8 +193,8 @@ def meta_to_hf_qk_norm_weight(
     permuted the same way, head by head; otherwise every feature is scaled by another feature's
     weight. Norm weights come in two layouts:
 
-    * **per head** (Qwen3, Chameleon): ``(head_dim,)``, one weight every head shares (or
-      ``(n_heads, head_dim)``, one per head); the norm runs over each head's features;
+    * **per head**: ``(head_dim,)``, one weight every head shares (Qwen3), or
+      ``(n_heads, head_dim)``, one per head (Chameleon); the norm runs over each head's features;
     * **flat** (OLMo 2): ``(n_heads * head_dim,)``, one weight over the whole projection output,
       applied before the output is split into heads. It is permuted head by head, like the
       projection rows, so ``n_heads`` is needed.
