@@ -1,7 +1,7 @@
 # The Positional Encoding Book: the project's front door.
 #   make book   build the HTML book (sets up .venv first), every chapter executed, warnings = errors
 #   make test   build the book, then run every test (library, notebooks, build, browser)
-# Other targets: live, sync, lint, serve, bench, lab, clean. `make help` lists them.
+# Other targets: live, sync, lint, serve, bench, bench-rope, lab, clean. `make help` lists them.
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -18,7 +18,7 @@ TORCH := $(shell grep -E '^torch==' requirements/reader.txt)
 # JupyterLab refuses to start as root (containers, Binder-like machines) unless told it may.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help book test test-lib live sync lint serve bench clean browser lab plotly-bundle
+.PHONY: help book test test-lib live sync lint serve bench bench-rope clean browser lab plotly-bundle
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -91,8 +91,12 @@ serve:  ## serve the built book on http://127.0.0.1:$(PORT)
 plotly-bundle:  ## rebuild the partial plotly.js bundle from npm (needs node and npm)
 	cd js/plotly-bundle && npm ci --no-audit --no-fund && node build.js
 
-bench: book browser  ## print the performance figures (pages: needs the built book)
-	$(BIN)/python benchmarks/rope.py
+# The RoPE figures are CPU timings with one torch thread (OMP_NUM_THREADS=1, --threads 1), the
+# setting the README and chapter 6 quote; no book build is needed for them.
+bench-rope: $(STAMP)  ## the RoPE serving benchmark alone: prefill, decode steps, host syncs (CPU, 1 thread)
+	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/rope.py --threads 1
+
+bench: book browser bench-rope  ## print every performance figure (RoPE, widgets; pages: needs the built book)
 	$(BIN)/python benchmarks/widgets.py
 	$(BIN)/python benchmarks/pages.py
 	$(BIN)/python benchmarks/live.py

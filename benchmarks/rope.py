@@ -23,7 +23,8 @@ Last, **host synchronisations per call** on every forward path (``posenc_lib.hos
 operators that read a device value back to Python, and blocking copies between the host and a
 device; the last rows put ``q`` on the ``meta`` device to show the copies a GPU would make).
 
-Run: ``.venv/bin/python benchmarks/rope.py [--repeats N] [--seq S] [--threads T] [--steps N]``.
+Run: ``make bench-rope`` (one torch thread), or
+``.venv/bin/python benchmarks/rope.py [--repeats N] [--seq S] [--threads T] [--steps N]``.
 All tensors live on the CPU, so every time printed is a CPU time (no GPU was timed).
 """
 

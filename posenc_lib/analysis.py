@@ -8,6 +8,9 @@
 * :func:`rope_score_spread` — the measured spread (standard deviation) of the RoPE score of
   *independent* random unit ``q``, ``k`` at each offset: about ``1/√d`` at every offset, since a
   rotation does not change how unrelated vectors score.
+* :func:`rope_self_score_envelope` — the lowest and highest RoPE score of a random unit ``q``
+  with itself at each offset, over a set of draws: the spread around the mean that
+  :func:`sinusoidal_similarity` gives.
 * :func:`wavelengths` — ``λ_i = 2π/θ_i`` positions per full turn of pair ``i``.
 """
 
@@ -29,7 +32,13 @@ from ._validation import (
 )
 from .rope import rope_inv_freq
 
-__all__ = ["rope_decay_bound", "rope_score_spread", "sinusoidal_similarity", "wavelengths"]
+__all__ = [
+    "rope_decay_bound",
+    "rope_score_spread",
+    "rope_self_score_envelope",
+    "sinusoidal_similarity",
+    "wavelengths",
+]
 
 # Rows of r per chunk: bounds the (chunk, d/2) complex intermediate to a few MB.
 _CHUNK = 4096
@@ -151,17 +160,9 @@ def rope_score_spread(
     torch.Tensor
         Shape ``(max_distance + 1,)``, float64.
     """
-    dim = check_dim(dim)
-    if dim > 4096:
-        raise ValueError(f"dim must be an even integer in [2, 4096], got {dim}")
-    base = check_base(base)
-    max_distance = check_length(max_distance, "max_distance")
-    if max_distance > 65536:
-        raise ValueError(f"max_distance must be an integer in [0, 65536], got {max_distance}")
-    n_samples = check_int(n_samples, "n_samples", minimum=2, what="an integer in [2, 1024]")
-    if n_samples > 1024:
-        raise ValueError(f"n_samples must be an integer in [2, 1024], got {n_samples}")
-    seed = check_seed(seed)
+    dim, base, max_distance, n_samples, seed = _check_sampling(
+        dim, base, max_distance, n_samples, seed
+    )
     gen = torch.Generator().manual_seed(seed)
     q, k = torch.randn(2, n_samples, dim, generator=gen, dtype=torch.float64)
     q = q / q.norm(dim=-1, keepdim=True)
@@ -178,6 +179,92 @@ def rope_score_spread(
         scores = a @ phase.cos() + b @ phase.sin()  # (n_samples, chunk)
         out[start : start + r.numel()] = scores.std(dim=0)
     return out
+
+
+def _check_sampling(
+    dim: object, base: object, max_distance: object, n_samples: object, seed: object
+) -> tuple[int, float, int, int, int]:
+    dim = check_dim(dim)
+    if dim > 4096:
+        raise ValueError(f"dim must be an even integer in [2, 4096], got {dim}")
+    base = check_base(base)
+    max_distance = check_length(max_distance, "max_distance")
+    if max_distance > 65536:
+        raise ValueError(f"max_distance must be an integer in [0, 65536], got {max_distance}")
+    n_samples = check_int(n_samples, "n_samples", minimum=2, what="an integer in [2, 1024]")
+    if n_samples > 1024:
+        raise ValueError(f"n_samples must be an integer in [2, 1024], got {n_samples}")
+    return dim, base, max_distance, n_samples, check_seed(seed)
+
+
+def rope_self_score_envelope(
+    dim: int,
+    base: float = 10000.0,
+    max_distance: int = 256,
+    *,
+    n_samples: int = 128,
+    seed: int = 0,
+    offsets: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Lowest and highest RoPE score of a random unit ``q`` with itself, at each offset.
+
+    ``n_samples`` queries are drawn uniformly from the unit sphere. The score of ``q`` at
+    position ``m + r`` with itself as a key at ``m`` is ``Σ_i e_i cos(r·θ_i)``, with
+    ``e_i = q_{2i}² + q_{2i+1}²`` the energy of pair ``i`` (``Σ_i e_i = 1``). Its mean over
+    ``q`` is ``(2/d)·Σ_i cos(r·θ_i)``, :func:`sinusoidal_similarity` divided by ``d/2``; this
+    function returns how far single draws stray from that mean: the minimum and the maximum over
+    the draws at every offset. At ``r = 0`` both are 1.
+
+    Parameters
+    ----------
+    dim : int
+        Rotary dimension ``d`` (positive, even, <= 4096).
+    base : float
+        The base ``b``.
+    max_distance : int
+        Largest offset ``r`` (0 … 65 536).
+    n_samples : int
+        Number of random queries (2 … 1024).
+    seed : int
+        Seed of the draws (0 … 2**63 − 1).
+    offsets : torch.Tensor, optional
+        1-D integer offsets in ``[0, max_distance]`` to evaluate (a figure on a log axis needs a
+        few hundred, not every offset); default every offset ``0 … max_distance``.
+
+    Returns
+    -------
+    (torch.Tensor, torch.Tensor)
+        ``(lowest, highest)``, each of shape ``(max_distance + 1,)`` (or of ``offsets``), float64.
+    """
+    dim, base, max_distance, n_samples, seed = _check_sampling(
+        dim, base, max_distance, n_samples, seed
+    )
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(n_samples, dim, generator=gen, dtype=torch.float64)
+    q = q / q.norm(dim=-1, keepdim=True)
+    energy = q[:, 0::2] ** 2 + q[:, 1::2] ** 2  # (n, d/2), rows sum to 1
+    theta = rope_inv_freq(dim, base)
+    if offsets is None:
+        offsets = torch.arange(max_distance + 1)
+    elif (
+        not isinstance(offsets, torch.Tensor)
+        or offsets.ndim != 1
+        or offsets.dtype.is_floating_point
+        or offsets.dtype.is_complex
+        or offsets.dtype == torch.bool
+    ):
+        raise TypeError(f"offsets must be a 1-D integer torch.Tensor, got {offsets!r:.80}")
+    elif offsets.numel() and (int(offsets.min()) < 0 or int(offsets.max()) > max_distance):
+        raise ValueError(f"offsets must lie in [0, max_distance = {max_distance}]")
+    n = offsets.numel()
+    low = torch.empty(n, dtype=torch.float64)
+    high = torch.empty(n, dtype=torch.float64)
+    for start in range(0, n, _CHUNK):
+        r = offsets[start : start + _CHUNK].to(torch.float64)
+        scores = energy @ torch.outer(theta, r).cos()  # (n_samples, chunk)
+        low[start : start + r.numel()] = scores.min(dim=0).values
+        high[start : start + r.numel()] = scores.max(dim=0).values
+    return low, high
 
 
 def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:

@@ -126,48 +126,115 @@ def hf_to_meta_qk_weight(
     return _per_head_row_permutation(w, n_heads, inverse=True, rotary_dim=rotary_dim)
 
 
-def _norm_permutation(w: object, *, inverse: bool) -> torch.Tensor:
+def _norm_permutation(
+    w: object, n_heads: object, head_dim: object, *, inverse: bool
+) -> torch.Tensor:
     if not isinstance(w, torch.Tensor):
         raise TypeError(f"w must be a torch.Tensor, got {type(w).__name__}")
-    if w.ndim not in (1, 2) or w.shape[-1] == 0 or w.shape[-1] % 2 != 0:
-        raise ValueError(
-            "w must be a per-head norm weight or bias of shape (head_dim,) or "
-            f"(n_heads, head_dim) with head_dim even, got shape {tuple(w.shape)}"
-        )
-    flat = w.reshape(-1)
-    rows = _per_head_row_permutation(flat, flat.shape[0] // w.shape[-1], inverse=inverse)
+    if n_heads is not None:
+        n_heads = check_positive_int(n_heads, "n_heads")
+    if head_dim is not None:
+        head_dim = check_positive_int(head_dim, "head_dim")
+    shapes = (
+        "(head_dim,) (one weight shared by every head, as in Qwen3), (n_heads * head_dim,) "
+        "(one flat weight over all heads, as in OLMo 2) or (n_heads, head_dim)"
+    )
+    if w.ndim == 2:
+        if n_heads is not None and w.shape[0] != n_heads:
+            raise ValueError(f"w has {w.shape[0]} heads (w.shape[0]) but n_heads = {n_heads}")
+        if head_dim is not None and w.shape[1] != head_dim:
+            raise ValueError(f"w.shape[1] = {w.shape[1]} but head_dim = {head_dim}")
+        heads, size = w.shape[0], w.shape[1]
+    elif w.ndim == 1:
+        numel = w.shape[0]
+        if head_dim is not None and numel == head_dim:
+            heads, size = 1, head_dim  # one head's weight, shared by every head
+        elif n_heads is not None:
+            if numel % n_heads != 0:
+                raise ValueError(
+                    f"w has {numel} elements, not a multiple of n_heads = {n_heads}: w must be "
+                    f"of shape {shapes}"
+                )
+            heads, size = n_heads, numel // n_heads
+            if head_dim is not None and size != head_dim:
+                raise ValueError(
+                    f"w has {numel} elements: neither head_dim = {head_dim} (a per-head weight) "
+                    f"nor n_heads * head_dim = {n_heads * head_dim} (a flat weight)"
+                )
+        elif head_dim is not None:
+            raise ValueError(
+                f"w has {numel} elements but head_dim = {head_dim}: a flat weight over all heads "
+                f"(n_heads * head_dim,) needs n_heads="
+            )
+        else:
+            raise ValueError(
+                f"a 1-D norm weight of {numel} elements is ambiguous: pass head_dim= for a weight "
+                "shared by every head (size head_dim, Qwen3's q_norm) or n_heads= for a flat "
+                "weight over all heads (size n_heads * head_dim, OLMo 2's q_norm; for k_norm the "
+                "number of key/value heads)"
+            )
+    else:
+        raise ValueError(f"w must be of shape {shapes}, got shape {tuple(w.shape)}")
+    if size == 0 or size % 2 != 0:
+        raise ValueError(f"head_dim must be a positive even integer, got {size}")
+    rows = _per_head_row_permutation(w.reshape(-1), heads, inverse=inverse)
     return rows.reshape(w.shape)
 
 
-def meta_to_hf_qk_norm_weight(w: torch.Tensor) -> torch.Tensor:
-    """Permute a per-head QK-norm weight or bias from Meta's interleaved layout to HF's half one.
+def meta_to_hf_qk_norm_weight(
+    w: torch.Tensor, n_heads: int | None = None, head_dim: int | None = None
+) -> torch.Tensor:
+    """Permute a QK-norm weight or bias from Meta's interleaved layout to HF's half one.
 
-    A norm that acts feature by feature on each head's query or key *before* the rotation (QK-norm:
-    Chameleon's ``q_norm``/``k_norm``, Qwen3's, OLMo's per-head variants) multiplies feature ``j``
-    of the head by ``w[j]``. Once the projection rows are permuted (:func:`meta_to_hf_qk_weight`),
-    feature ``j`` of the converted head is old feature ``perm[j]``, so ``w`` must be permuted the
-    same way, head by head; otherwise every feature is scaled by another feature's weight.
+    A norm that acts feature by feature on the query or key *before* the rotation (QK-norm:
+    Chameleon's and Qwen3's ``q_norm``/``k_norm``, OLMo 2's) multiplies feature ``j`` of a head by
+    a learned weight. Once the projection rows are permuted (:func:`meta_to_hf_qk_weight`),
+    feature ``j`` of the converted head is old feature ``perm[j]``, so the norm weight must be
+    permuted the same way, head by head; otherwise every feature is scaled by another feature's
+    weight. Norm weights come in two layouts:
+
+    * **per head**: ``(head_dim,)``, one weight every head shares (Qwen3), or
+      ``(n_heads, head_dim)``, one per head (Chameleon); the norm runs over each head's features;
+    * **flat** (OLMo 2): ``(n_heads * head_dim,)``, one weight over the whole projection output,
+      applied before the output is split into heads. It is permuted head by head, like the
+      projection rows, so ``n_heads`` is needed.
+
+    A 1-D weight is therefore ambiguous on its own: pass ``head_dim`` (a weight of that size is
+    per head) and/or ``n_heads`` (a weight of ``n_heads * head_dim`` elements is flat). Passing
+    both, as a converter reading the model's config does, picks the layout from ``w``'s size.
 
     Parameters
     ----------
     w
-        ``(head_dim,)`` (one weight shared by all heads) or ``(n_heads, head_dim)``;
-        ``head_dim`` even.
+        ``(head_dim,)``, ``(n_heads * head_dim,)`` or ``(n_heads, head_dim)``; ``head_dim`` even.
+    n_heads
+        Number of heads of the projection the norm follows (for ``k_norm`` under grouped-query
+        attention, the number of key/value heads). Required for a flat weight.
+    head_dim
+        Features per head. With it, a 1-D weight of ``head_dim`` elements is read as per head.
 
     Returns
     -------
     torch.Tensor
-        Same shape and dtype as ``w``, the last axis permuted (a new tensor).
+        Same shape and dtype as ``w``, permuted within each head (a new tensor).
+
+    Raises
+    ------
+    ValueError
+        A 1-D weight with neither ``n_heads`` nor ``head_dim``; sizes that fit neither layout;
+        an odd ``head_dim``.
     """
-    return _norm_permutation(w, inverse=False)
+    return _norm_permutation(w, n_heads, head_dim, inverse=False)
 
 
-def hf_to_meta_qk_norm_weight(w: torch.Tensor) -> torch.Tensor:
+def hf_to_meta_qk_norm_weight(
+    w: torch.Tensor, n_heads: int | None = None, head_dim: int | None = None
+) -> torch.Tensor:
     """The inverse of :func:`meta_to_hf_qk_norm_weight`.
 
-    Parameters and return value as in :func:`meta_to_hf_qk_norm_weight`.
+    Parameters, return value and errors as in :func:`meta_to_hf_qk_norm_weight`.
     """
-    return _norm_permutation(w, inverse=True)
+    return _norm_permutation(w, n_heads, head_dim, inverse=True)
 
 
 def rope_scores(

@@ -149,32 +149,143 @@ def test_rope_scores_bad_arguments():
 # --- QK-norm: a per-head norm before the rotation must be permuted with the projection ----------
 
 
-@pytest.mark.parametrize("per_head", [False, True])
-def test_qk_norm_weights_move_with_the_projection_rows(per_head: bool) -> None:
+@pytest.mark.parametrize("layout", ["shared", "per_head", "flat"])
+def test_qk_norm_weights_move_with_the_projection_rows(layout: str) -> None:
     from posenc_lib.conversion import hf_to_meta_qk_norm_weight, meta_to_hf_qk_norm_weight
 
     n_heads, head_dim, d_model, seq = 2, 8, 16, 5
     gen = torch.Generator().manual_seed(3)
     w_q, w_k = torch.randn(2, n_heads * head_dim, d_model, generator=gen, dtype=torch.float64)
-    shape = (n_heads, head_dim) if per_head else (head_dim,)
+    shape = {"shared": (head_dim,), "per_head": (n_heads, head_dim),
+             "flat": (n_heads * head_dim,)}[layout]
     q_norm, k_norm = 1 + torch.rand(2, *shape, generator=gen, dtype=torch.float64)
     x = torch.randn(seq, d_model, generator=gen, dtype=torch.float64)
 
     def heads(w: torch.Tensor, norm: torch.Tensor) -> torch.Tensor:
-        h = (x @ w.T).reshape(seq, n_heads, head_dim).transpose(0, 1)
+        h = x @ w.T
+        if layout == "flat":  # OLMo 2: RMSNorm over the whole projection, before the head split
+            h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * norm
+            return h.reshape(seq, n_heads, head_dim).transpose(0, 1)
+        h = h.reshape(seq, n_heads, head_dim).transpose(0, 1)
         h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)  # RMSNorm over the head
-        return h * (norm[:, None, :] if per_head else norm)
+        return h * (norm[:, None, :] if layout == "per_head" else norm)
 
     meta = rope_scores(heads(w_q, q_norm), heads(w_k, k_norm), convention="interleaved")
     wq_hf, wk_hf = meta_to_hf_qk_weight(w_q, n_heads), meta_to_hf_qk_weight(w_k, n_heads)
-    qn_hf, kn_hf = meta_to_hf_qk_norm_weight(q_norm), meta_to_hf_qk_norm_weight(k_norm)
+    kwargs = {"n_heads": n_heads, "head_dim": head_dim}
+    qn_hf = meta_to_hf_qk_norm_weight(q_norm, **kwargs)
+    kn_hf = meta_to_hf_qk_norm_weight(k_norm, **kwargs)
     hf = rope_scores(heads(wq_hf, qn_hf), heads(wk_hf, kn_hf), convention="half")
     torch.testing.assert_close(hf, meta, atol=1e-10, rtol=0)
     forgot = rope_scores(heads(wq_hf, q_norm), heads(wk_hf, k_norm), convention="half")
     assert (forgot - meta).abs().max() > 0.1  # projection permuted, norm weights not: wrong
-    assert torch.equal(hf_to_meta_qk_norm_weight(qn_hf), q_norm)
-    with pytest.raises(ValueError, match=r"\(head_dim,\) or \(n_heads, head_dim\)"):
-        meta_to_hf_qk_norm_weight(torch.ones(7))
+    assert torch.equal(hf_to_meta_qk_norm_weight(qn_hf, **kwargs), q_norm)
+    if layout == "flat":
+        # The flat weight permuted as if it were one head of n_heads * head_dim features: wrong.
+        one_head = meta_to_hf_qk_norm_weight(q_norm, n_heads=1)
+        whole = rope_scores(heads(wq_hf, one_head), heads(wk_hf, kn_hf), convention="half")
+        assert (whole - meta).abs().max() > 0.1
+        # n_heads alone also reads the flat layout; head_dim alone does not accept it.
+        assert torch.equal(meta_to_hf_qk_norm_weight(q_norm, n_heads=n_heads), qn_hf)
+        with pytest.raises(ValueError, match="needs n_heads="):
+            meta_to_hf_qk_norm_weight(q_norm, head_dim=head_dim)
+    if layout == "shared":
+        # A (head_dim,) weight is one head: head_dim= or n_heads=1 read it so.
+        assert torch.equal(meta_to_hf_qk_norm_weight(q_norm, head_dim=head_dim), qn_hf)
+        assert torch.equal(meta_to_hf_qk_norm_weight(q_norm, n_heads=1), qn_hf)
+    if layout != "per_head":
+        with pytest.raises(ValueError, match=r"ambiguous: pass head_dim= .* or n_heads="):
+            meta_to_hf_qk_norm_weight(q_norm)
+
+
+def test_qk_norm_weight_bad_input() -> None:
+    from posenc_lib.conversion import meta_to_hf_qk_norm_weight
+
+    with pytest.raises(ValueError, match="ambiguous"):
+        meta_to_hf_qk_norm_weight(torch.ones(8))
+    with pytest.raises(ValueError, match="not a multiple of n_heads = 3"):
+        meta_to_hf_qk_norm_weight(torch.ones(8), n_heads=3)
+    with pytest.raises(ValueError, match="neither head_dim = 4"):
+        meta_to_hf_qk_norm_weight(torch.ones(24), n_heads=2, head_dim=4)
+    with pytest.raises(ValueError, match="positive even"):
+        meta_to_hf_qk_norm_weight(torch.ones(7), n_heads=1)
+    with pytest.raises(ValueError, match="n_heads = 3"):
+        meta_to_hf_qk_norm_weight(torch.ones(2, 8), n_heads=3)
+    with pytest.raises(ValueError, match="got shape"):
+        meta_to_hf_qk_norm_weight(torch.ones(2, 2, 4))
+    with pytest.raises(ValueError, match="n_heads"):
+        meta_to_hf_qk_norm_weight(torch.ones(8), n_heads=0)
+    with pytest.raises(TypeError, match=r"torch\.Tensor"):
+        meta_to_hf_qk_norm_weight([1.0, 2.0], n_heads=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("family", ["olmo2", "qwen3"])
+def test_qk_norm_conversion_against_transformers(family: str) -> None:
+    """OLMo 2's flat and Qwen3's per-head QK-norm, run by transformers' own classes.
+
+    The model with HF-layout weights is the reference. The same model with every q/k projection
+    and QK-norm weight moved to Meta's interleaved layout, and transformers' own interleaved
+    rotation (DeepSeek-V3's apply_rotary_pos_emb_interleave) patched in, gives the same logits;
+    leaving the norm weights unmoved, or permuting OLMo 2's flat weight as one head, does not.
+    """
+    from unittest import mock
+
+    from posenc_lib.conversion import hf_to_meta_qk_norm_weight
+
+    pytest.importorskip("transformers")
+    import transformers
+    from transformers.models.deepseek_v3.modeling_deepseek_v3 import (
+        apply_rotary_pos_emb_interleave,
+    )
+
+    if family == "olmo2":
+        from transformers.models.olmo2 import modeling_olmo2 as module
+        config_cls, model_cls = transformers.Olmo2Config, transformers.Olmo2ForCausalLM
+    else:
+        from transformers.models.qwen3 import modeling_qwen3 as module
+        config_cls, model_cls = transformers.Qwen3Config, transformers.Qwen3ForCausalLM
+    heads, kv_heads, head_dim = 4, 2, 8
+    config = config_cls(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+        num_attention_heads=heads, num_key_value_heads=kv_heads, head_dim=head_dim,
+        max_position_embeddings=64, rms_norm_eps=1e-6, attn_implementation="eager",
+        bos_token_id=0, eos_token_id=0, pad_token_id=0,
+    )
+    torch.manual_seed(0)
+    model = model_cls(config).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.copy_(1 + 0.5 * torch.randn_like(p))
+    state = model.state_dict()
+    q_norm = state["model.layers.0.self_attn.q_norm.weight"]
+    assert q_norm.shape == ((heads * head_dim,) if family == "olmo2" else (head_dim,))
+    tokens = torch.randint(0, 64, (2, 12), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        reference = model(tokens).logits
+
+    def meta_logits(norm: str) -> torch.Tensor:
+        meta = {}
+        for key, value in state.items():
+            n = heads if ".q_" in key else kv_heads
+            if key.endswith(("q_proj.weight", "k_proj.weight")):
+                value = hf_to_meta_qk_weight(value, n)
+            elif key.endswith(("q_norm.weight", "k_norm.weight")):
+                if norm == "moved":
+                    value = hf_to_meta_qk_norm_weight(value, n_heads=n, head_dim=head_dim)
+                elif norm == "one head":
+                    value = hf_to_meta_qk_norm_weight(value, n_heads=1)
+            meta[key] = value
+        other = model_cls(config).eval()
+        other.load_state_dict(meta)
+        with mock.patch.object(module, "apply_rotary_pos_emb", apply_rotary_pos_emb_interleave):
+            with torch.no_grad():
+                return other(tokens).logits
+
+    assert (meta_logits("moved") - reference).abs().max() < 1e-5
+    assert (meta_logits("not moved") - reference).abs().max() > 0.05
+    if family == "olmo2":
+        assert (meta_logits("one head") - reference).abs().max() > 0.05
 
 
 @pytest.mark.parametrize("rotary_dim", [2, 8, 16])

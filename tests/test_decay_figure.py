@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from posenc_lib import apply_rope_interleaved, rope_decay_bound, sinusoidal_similarity
 from posenc_lib.analysis import rope_score_spread
@@ -180,3 +182,73 @@ def test_the_title_names_exactly_the_curves_drawn(
     assert len(fig.data) == len(curves)
     assert all(part in title for part in named), title
     assert absent is None or absent not in title, title
+
+
+# --- the envelope: the range of single queries around the mean aligned score -------------------
+
+
+def test_envelope_is_the_range_of_direct_rope_self_scores() -> None:
+    from posenc_lib.analysis import rope_self_score_envelope
+
+    gen = torch.Generator().manual_seed(4)
+    q = torch.randn(32, 16, generator=gen, dtype=torch.float64)
+    q = q / q.norm(dim=-1, keepdim=True)
+    offsets = torch.arange(31)
+    rotated = apply_rope_interleaved(q[:, None, :].expand(32, 31, 16), offsets)  # q at m = r
+    scores = (rotated * q[:, None, :]).sum(-1)  # ... against itself as a key at 0
+    low, high = rope_self_score_envelope(16, 1e4, 30, n_samples=32, seed=4)
+    torch.testing.assert_close(low, scores.min(dim=0).values)
+    torch.testing.assert_close(high, scores.max(dim=0).values)
+    assert low[0].item() == pytest.approx(1.0) and high[0].item() == pytest.approx(1.0)
+    some = torch.tensor([0, 7, 30])
+    sub_low, sub_high = rope_self_score_envelope(16, 1e4, 30, n_samples=32, seed=4, offsets=some)
+    torch.testing.assert_close(sub_low, low[some])
+    torch.testing.assert_close(sub_high, high[some])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    half=st.integers(1, 64),
+    base=st.floats(2.0, 1e6),
+    max_distance=st.integers(0, 300),
+    seed=st.integers(0, 2**32),
+)
+def test_envelope_brackets_the_sample_mean_and_stays_in_minus_one_one(
+    half: int, base: float, max_distance: int, seed: int
+) -> None:
+    from posenc_lib.analysis import rope_self_score_envelope
+
+    low, high = rope_self_score_envelope(2 * half, base, max_distance, n_samples=16, seed=seed)
+    assert (low <= high).all()
+    # Σ_i e_i cos(rθ_i) with energies summing to 1: a weighted mean of cosines.
+    assert (low >= -1 - 1e-12).all() and (high <= 1 + 1e-12).all()
+
+
+def test_envelope_shows_single_queries_straying_from_the_mean() -> None:
+    from posenc_lib.analysis import rope_self_score_envelope
+
+    low, high = rope_self_score_envelope(128, 1e4, 4096, n_samples=128)
+    mean = sinusoidal_similarity(128, 1e4, 4096)[4096:] / 64
+    assert (low[1:] <= mean[1:]).all() and (mean[1:] <= high[1:]).all()
+    # At r = 1024 the mean is 0.20, but single queries range from below 0 to almost twice that.
+    assert low[1024] < 0 < mean[1024] < 0.25 < 0.35 < high[1024]
+    assert (high[1024] - low[1024]) > 2 * mean[1024]
+
+
+def test_envelope_trace_is_a_filled_band_and_the_page_stays_small() -> None:
+    from posenc_lib.analysis import rope_self_score_envelope
+
+    fig = decay_curves(dim=32, base=1e4, max_distance=40, curves=("similarity", "envelope"),
+                       sliders=False)
+    _, band = fig.data
+    assert band.fill == "toself" and "draws" in band.name
+    low, high = rope_self_score_envelope(32, 1e4, 40, n_samples=128)
+    np.testing.assert_allclose(np.asarray(band.y), np.concatenate([high, low.flip(0)]))
+    np.testing.assert_allclose(np.asarray(band.x), np.r_[np.arange(41), np.arange(41)[::-1]])
+    big = decay_curves(dim=128, base=1e4, max_distance=4096,
+                       curves=("bound", "similarity", "envelope"))
+    assert _html_bytes(big) < 250_000  # chapter 5's figure: every base and dimension precomputed
+    with pytest.raises(ValueError, match="offsets"):
+        rope_self_score_envelope(16, 1e4, 10, offsets=torch.tensor([11]))
+    with pytest.raises(TypeError, match="offsets"):
+        rope_self_score_envelope(16, 1e4, 10, offsets=torch.tensor([1.0]))

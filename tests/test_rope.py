@@ -512,3 +512,33 @@ def test_indexed_rows_equal_the_functional_rotation(positions: list[int]) -> Non
     out, _ = layer(x, x, torch.tensor(positions))
     torch.testing.assert_close(out, apply_rope_half(x, torch.tensor(positions)),
                                atol=1e-12, rtol=0)
+
+
+# --- bfloat16 inputs: which paths round once (chapter 6's table) --------------------------------
+
+
+def test_bfloat16_paths_that_compute_in_float32_round_once() -> None:
+    from posenc_lib import RotaryEmbedding, apply_rope_complex, apply_rope_half
+
+    gen = torch.Generator().manual_seed(2)
+    q = torch.randn(1, 4, 256, 64, generator=gen).bfloat16()
+    half_ref = apply_rope_half(q.float()).bfloat16()
+    inter_ref = apply_rope_interleaved(q.float()).bfloat16()
+    # float32 arithmetic, one rounding at the end: bit-exact.
+    assert torch.equal(apply_rope_half(q), half_ref)
+    assert torch.equal(apply_rope_interleaved(q), inter_ref)
+    # The complex product rounds once too, but its float32 bits differ: a handful of elements
+    # cross a bfloat16 rounding boundary (one unit in the last place).
+    for out in (apply_rope_complex(q), RotaryEmbedding(64, convention="complex")(q, q)[0]):
+        assert (out != inter_ref).sum() < q.numel() / 10_000
+        ulp = torch.finfo(torch.bfloat16).eps * inter_ref.double().abs().clamp_min(1e-30)
+        assert ((out.double() - inter_ref.double()).abs() <= ulp * 1.01).all()
+    # The table-driven half/interleaved module computes in bfloat16: not bit-exact, larger error.
+    exact = apply_rope_half(q.double())
+    for convention, ref in (("half", half_ref), ("interleaved", inter_ref)):
+        out = RotaryEmbedding(64, convention=convention)(q, q)[0]
+        assert out.dtype == torch.bfloat16
+        assert (out == ref).double().mean() < 0.9
+        reference = exact if convention == "half" else apply_rope_interleaved(q.double())
+        assert (out.double() - reference).abs().max() > 1.2 * (
+            ref.double() - reference).abs().max()

@@ -5,13 +5,18 @@ Three curves against the relative distance ``r = m − n``, each chosen by name 
 * ``"bound"`` — the *shape* of RoFormer's relative upper bound, ``f(r)/f(0)`` (chapter 5);
 * ``"similarity"`` — ``PE(p)·PE(p+r)/(d/2) = (2/d)·Σ_i cos(r·θ_i)``, which is also the mean RoPE
   score of a random unit ``q`` with itself at offset ``r`` (chapters 3 and 5);
+* ``"envelope"`` — the lowest and highest score of single random unit ``q`` with themselves over
+  ``n_samples`` draws (:func:`posenc_lib.analysis.rope_self_score_envelope`), a band around the
+  mean ``"similarity"``: how far one query strays from the mean curve (chapter 5). Not drawn by
+  default;
 * ``"spread"`` — the measured standard deviation of the RoPE score of *independent* random unit
   ``q``, ``k`` at offset ``r``: flat at about ``1/√d``, the noise floor that the aligned score
   decays towards (chapter 5).
 
-"similarity" and "spread" share one unit (a unit ``q`` scores 1 with itself at ``r = 0``). The
-bound is in another unit: it is divided by its own value at ``r = 0`` to compare *shapes*, and it
-is not a bound on the other two curves (the absolute bound for unit vectors is far above them).
+"similarity", "envelope" and "spread" share one unit (a unit ``q`` scores 1 with itself at
+``r = 0``). The bound is in another unit: it is divided by its own value at ``r = 0`` to compare
+*shapes*, and it is not a bound on the other curves (the absolute bound for unit vectors is far
+above them).
 
 Up to :data:`MAX_DISTANCE_WITH_SLIDERS` (512) every distance is drawn on a linear axis; beyond it
 the figure samples about 150 distances evenly on a logarithmic axis from 1 to ``max_distance``
@@ -25,18 +30,23 @@ from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
+import torch
 
 from .. import analysis
 from ._checks import _base, _bool, _even, _fmt, _int, _lists, _np, _seed
 from ._style import BASE_GRID, COLORWAY, DIM_GRID, _buttons, _slider, _style, _with
 
 __all__ = [
+    "CURVE_NAMES",
     "DECAY_CURVES",
     "MAX_DISTANCE_WITH_SLIDERS",
     "decay_curves",
 ]
 
 DECAY_CURVES: tuple[str, ...] = ("bound", "similarity", "spread")
+"""The curves drawn by default."""
+CURVE_NAMES: tuple[str, ...] = ("bound", "similarity", "envelope", "spread")
+"""Every curve the figure can draw, in the order it draws them."""
 # The static figure precomputes every curve for every (base, dimension) of its controls; past this
 # distance one figure would take most of a page's 1.5 MB budget (DESIGN.md): at 512 and d = 1024
 # it writes about 0.7 MB of JSON.
@@ -44,18 +54,21 @@ MAX_DISTANCE_WITH_SLIDERS = 512
 _MAX_DISTANCE = 8192
 _LOG_POINTS = 150
 _MAX_SAMPLES = 512
-_DASHES = {"bound": "solid", "similarity": "dash", "spread": "dot"}
+_DASHES = {"bound": "solid", "similarity": "dash", "spread": "dot", "envelope": "solid"}
+_COLOURS = {"bound": COLORWAY[0], "similarity": COLORWAY[1], "spread": COLORWAY[2],
+            "envelope": COLORWAY[1]}
+_ENVELOPE_FILL = "rgba(230, 159, 0, 0.25)"  # COLORWAY[1], translucent
 
 
 def _check_curves(curves: object) -> tuple[str, ...]:
     if isinstance(curves, str) or not isinstance(curves, Sequence):
-        raise TypeError(f"curves must be a sequence of names from {DECAY_CURVES}, got {curves!r}")
+        raise TypeError(f"curves must be a sequence of names from {CURVE_NAMES}, got {curves!r}")
     chosen = tuple(curves)
-    if not chosen or len(set(chosen)) != len(chosen) or not set(chosen) <= set(DECAY_CURVES):
+    if not chosen or len(set(chosen)) != len(chosen) or not set(chosen) <= set(CURVE_NAMES):
         raise ValueError(
-            f"curves must be distinct names from {DECAY_CURVES} (at least one), got {curves!r}"
+            f"curves must be distinct names from {CURVE_NAMES} (at least one), got {curves!r}"
         )
-    return tuple(c for c in DECAY_CURVES if c in chosen)  # a fixed order: colours stay put
+    return tuple(c for c in CURVE_NAMES if c in chosen)  # a fixed order: colours stay put
 
 
 def _names(curves: tuple[str, ...], n_samples: int) -> list[str]:
@@ -63,6 +76,7 @@ def _names(curves: tuple[str, ...], n_samples: int) -> list[str]:
         "bound": "shape of RoFormer's bound, f(r)/f(0) (own unit)",
         "similarity": "PE(p)·PE(p+r)/(d/2) = mean RoPE score of a unit q with itself",
         "spread": f"spread (std) of RoPE scores of independent unit q, k ({n_samples} pairs)",
+        "envelope": f"lowest to highest score of one unit q with itself ({n_samples} draws)",
     }
     return [text[c] for c in curves]
 
@@ -71,6 +85,7 @@ _TITLE_PARTS = {
     "bound": "RoFormer's bound",
     "similarity": "the aligned score",
     "spread": "unrelated scores",
+    "envelope": "its range over single queries",
 }
 
 
@@ -101,6 +116,15 @@ def _decay_state(
         elif name == "similarity":
             sim = _np(analysis.sinusoidal_similarity(dim, base, max_distance))[max_distance:]
             y = sim / (dim / 2)
+        elif name == "envelope":
+            low, high = analysis.rope_self_score_envelope(
+                dim, base, max_distance, n_samples=n_samples, seed=seed,
+                offsets=torch.from_numpy(k),
+            )
+            # One closed polygon (upper edge out, lower edge back), filled: one trace per band.
+            out.append({"x": np.concatenate([k, k[::-1]]),
+                        "y": np.concatenate([_np(high), _np(low)[::-1]])})
+            continue
         else:
             y = _np(analysis.rope_score_spread(dim, base, max_distance, n_samples=n_samples,
                                                seed=seed))
@@ -137,20 +161,21 @@ def decay_curves(
         Largest relative distance drawn: 1 … 8192 (beyond 512 on a logarithmic axis, sampled);
         with ``sliders`` and the ``"spread"`` curve, 1 … :data:`MAX_DISTANCE_WITH_SLIDERS` (512),
         since every slider state is precomputed and the spread is measured at every distance.
-    curves : sequence of {"bound", "similarity", "spread"}
+    curves : sequence of {"bound", "similarity", "envelope", "spread"}
         Which curves to draw (see the module docstring); chapter 3 draws only ``"similarity"``.
     n_samples : int
-        Independent ``(q, k)`` pairs measured for ``"spread"`` (2 … 512).
+        Independent ``(q, k)`` pairs measured for ``"spread"``, random queries for
+        ``"envelope"`` (2 … 512).
     seed : int
-        Seed of those pairs (0 … 2**63 − 1).
+        Seed of those draws (0 … 2**63 − 1).
     sliders : bool
         Add a base slider (:data:`BASE_GRID`) and a dimension dropdown (:data:`DIM_GRID`).
 
     Returns
     -------
     plotly.graph_objects.Figure
-        One line trace per chosen curve (per dimension of the dropdown when ``sliders``),
-        x = distance 0 … max_distance.
+        One trace per chosen curve (per dimension of the dropdown when ``sliders``),
+        x = distance 0 … max_distance: a line, or for ``"envelope"`` a filled closed polygon.
     """
     dim = _even(dim, "dim", 4, 1024)
     base = _base(base)
@@ -167,6 +192,7 @@ def decay_curves(
     for d in dims:
         for j, props in enumerate(_decay_state(d, base, max_distance, curves, n_samples, seed)):
             name = curves[j]
+            band = name == "envelope"
             fig.add_trace(
                 go.Scatter(
                     **props,
@@ -174,10 +200,12 @@ def decay_curves(
                     name=names[j],
                     visible=d == dim,
                     legendgroup=name,
+                    fill="toself" if band else None,
+                    fillcolor=_ENVELOPE_FILL if band else None,
                     line={
-                        "color": COLORWAY[DECAY_CURVES.index(name)],
+                        "color": _COLOURS[name],
                         "dash": _DASHES[name],
-                        "width": 2,
+                        "width": 0.5 if band else 2,
                     },
                     hovertemplate=(
                         f"distance r = %{{x}}<br>value = %{{y:.3f}}<extra>d = {d}</extra>"
