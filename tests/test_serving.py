@@ -13,11 +13,11 @@ from posenc_lib import apply_rope_half, apply_rope_interleaved, rope_inv_freq
 from posenc_lib.serving import (
     AUDIT_CODES,
     audit_positions,
+    layer_rope_frequencies,
     packed_causal_mask,
     packed_document_ids,
     packed_position_ids,
     position_ids_from_mask,
-    layer_rope_frequencies,
     rerotate_keys,
     shift_cache,
     sink_softmax,
