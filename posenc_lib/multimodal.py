@@ -652,7 +652,7 @@ def apply_mrope(
 
 _KINDS = ("text", "image", "video")
 _RESUME_RULES = ("max", "grid")
-_SECONDS_CASTS = ("float32", "int")
+_SECONDS_CASTS = ("float32", "int", "float32_seconds_first")
 _PADDING_SIDES = ("left", "right")
 
 # One segment, checked: kind, t (or the text length), h, w, and the time spacing — ``None`` (1 per
@@ -706,14 +706,14 @@ def _time_offsets(t: int, spacing: tuple[float, ...] | None,
                   seconds_cast: str = "float32") -> torch.Tensor:
     """Time ids of a grid's ``t`` temporal patches, before the start offset.
 
-    ``seconds_cast="float32"`` (transformers 5.25, after PR #48669):
+    ``seconds_cast="float32"`` (transformers 5.18 and later, after PR #48669):
     ``(arange(t) * time_interval).long()`` with ``time_interval = tokens_per_second *
     second_per_grid_ts[i]`` a float32 tensor: the product, then each patch's multiple, are rounded
     to float32 and truncated — at 25 frames per second (``2/25`` s per patch in float32) and 2
     tokens per second, patch 25 gets ``⌊25 · 0.16⌋ = 4`` where a float64 product of the float32
-    seconds gives 3. ``seconds_cast="int"`` (the 2025 4.x code's
+    seconds gives 3. ``seconds_cast="int"`` (4.52 to 5.2's
     ``torch.as_tensor(second_per_grid_t, dtype=range_tensor.dtype)``, and 5.x's
-    ``int(next(second_per_grid_ts))`` until PR #48669):
+    ``int(next(second_per_grid_ts))`` from 5.3 until 5.17):
     the seconds are truncated to an integer first, ``(arange(t) * int(seconds)) *
     tokens_per_second``, so below one second per patch every temporal patch gets time id 0.
     """
@@ -727,6 +727,8 @@ def _time_offsets(t: int, spacing: tuple[float, ...] | None,
     if seconds_cast == "int":
         whole = torch.tensor(seconds, dtype=torch.float32).long()  # truncates toward zero
         return (frames * whole * tokens_per_second).long()
+    if seconds_cast == "float32_seconds_first":  # 4.49-4.51: (range * seconds) * tokens_per_second
+        return ((frames * torch.tensor(seconds, dtype=torch.float32)) * tokens_per_second).long()
     interval = torch.tensor(tokens_per_second, dtype=torch.float32) * torch.tensor(
         seconds, dtype=torch.float32)
     return (frames.to(torch.float32) * interval).long()
@@ -818,13 +820,16 @@ def mrope_position_ids(
         Where the segment after an image or video starts: the largest id so far plus one
         (transformers ≤ 5.2, the released checkpoints) or ``p + max(h, w) / m``
         (transformers ≥ 5.3).
-    seconds_cast : {"float32", "int"}
-        How ``tokens_per_second · seconds_per_grid`` is computed (the six-element video form
-        only): in float32 and truncated per patch (transformers 5.25, after PR #48669, September
-        2026), or with the seconds first truncated to an integer (the 2025 4.x code and 5.x until
-        that PR), which gives every temporal patch time id 0 below one second per patch (more
-        than 2 frames per second at ``temporal_patch_size`` 2). The processor's default 2 fps
-        (1 s per patch) gives the same ids both ways.
+    seconds_cast : {"float32", "int", "float32_seconds_first"}
+        How a temporal patch's time offset is computed (the six-element video form only):
+        ``"float32"``, ``(arange(t) · (tokens_per_second · seconds)).long()`` in float32
+        (transformers 5.18 and later, after PR #48669); ``"int"``, the seconds first truncated to
+        an integer (transformers 4.52 to 5.17), which gives every temporal patch time id 0 below
+        one second per patch (more than 2 frames per second at ``temporal_patch_size`` 2);
+        ``"float32_seconds_first"``, ``((arange(t) · seconds) · tokens_per_second).long()`` in
+        float32 (transformers 4.49 to 4.51, where Qwen2.5-VL was released), which differs from
+        ``"float32"`` only by rounding. The processor's default 2 fps (1 s per patch) gives the
+        same ids all three ways.
 
     Returns
     -------

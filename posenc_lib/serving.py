@@ -10,6 +10,8 @@ Chapter 12's library. Each function is the one-line rule a serving or training s
   (Hugging Face's ``kv > q − W``);
 - :func:`rerotate_keys` — a RoPE key cached at position ``p`` becomes the key at ``p + shift`` by
   one more rotation (llama.cpp's K-shift, StreamingLLM's positions within the cache);
+- :func:`layer_rope_frequencies` and :func:`shift_cache` — a K-shift of a whole transformers cache,
+  each layer with its own frequencies (Gemma 3's local and global bases, SmolLM3's NoPE layers);
 - :func:`sink_softmax` — gpt-oss's learned attention sinks: one extra logit per head in the
   softmax, dropped afterwards, so a query's weights may sum to less than one;
 - :func:`audit_positions` — every trap above, flagged on a batch before it reaches a model.
@@ -36,11 +38,13 @@ __all__ = [
     "AUDIT_CODES",
     "PositionIssue",
     "audit_positions",
+    "layer_rope_frequencies",
     "packed_causal_mask",
     "packed_document_ids",
     "packed_position_ids",
     "position_ids_from_mask",
     "rerotate_keys",
+    "shift_cache",
     "sink_softmax",
     "sliding_window_mask",
 ]
@@ -323,6 +327,133 @@ def rerotate_keys(
     return torch.cat((rot, rest), dim=-1) if rest.shape[-1] else rot
 
 
+def layer_rope_frequencies(config: object) -> list[torch.Tensor | None]:
+    """The inverse frequencies each layer's cached keys were rotated with, as a K-shift needs them.
+
+    A model may rotate its layers differently: Gemma 3's sliding layers use ``rope_theta`` 10 000
+    and its global layers 1 000 000 (with linear scaling in the larger checkpoints), SmolLM3
+    leaves every fourth layer without RoPE (``no_rope_layers``), Llama 4 its chunked/NoPE mix. A
+    K-shift with one set of frequencies for every layer is then wrong in the layers that differ.
+    The frequencies are read by :func:`posenc_lib.position_plan`, from the model's own rotary
+    module when transformers is installed.
+
+    Parameters
+    ----------
+    config : transformers config or dict
+        The model's config (anything :func:`posenc_lib.position_plan` accepts).
+
+    Returns
+    -------
+    list of (torch.Tensor or None)
+        One entry per layer: shape ``(rotary_dim // 2,)``, float64, for a RoPE layer (pairs that
+        do not turn have frequency 0); ``None`` for a layer whose cached keys carry no rotation
+        (NoPE, ALiBi, or no attention at all).
+
+    Raises
+    ------
+    ValueError
+        A RoPE layer whose rotary block does not start at feature 0 (MLA: shift its rotary key
+        with :func:`rerotate_keys`), or a config :func:`posenc_lib.position_plan` refuses.
+    """
+    from .architectures import position_plan
+
+    frequencies: list[torch.Tensor | None] = []
+    for entry in position_plan(config):
+        if entry.kind != "rope":
+            frequencies.append(None)
+            continue
+        if entry.rotary_offset != 0 or entry.inv_freq is None:
+            raise ValueError(
+                f"layer {entry.layer} rotates features from {entry.rotary_offset} on (MLA): its "
+                "rotary key is cached apart; shift it with rerotate_keys"
+            )
+        frequencies.append(entry.inv_freq.double())
+    return frequencies
+
+
+def shift_cache(
+    cache: object,
+    shift: float | torch.Tensor,
+    frequencies: Sequence[torch.Tensor | None] | torch.Tensor,
+    *,
+    keep: torch.Tensor | None = None,
+    convention: str = "half",
+) -> object:
+    """Evict cached tokens and move the rest by ``shift`` positions, layer by layer, in place.
+
+    For each layer of a transformers cache (``cache.layers[l].keys`` and ``.values``, shape
+    ``(batch, kv_heads, seq, head_dim)``): keep the tokens ``keep`` (all when ``None``) and turn
+    the kept keys by :func:`rerotate_keys` with *that layer's* frequencies; a layer whose entry is
+    ``None`` (no RoPE) is only evicted. The rotated block is the first ``2·len(inv_freq)``
+    features, as in transformers' partial-rotary models. The positions are exact; the content of
+    deeper layers still remembers evicted tokens (see :func:`rerotate_keys`).
+
+    Parameters
+    ----------
+    cache : transformers Cache
+        An object with ``.layers``, each with tensors ``.keys`` and ``.values`` (a
+        ``DynamicCache``). A sliding-window layer must not have rolled yet.
+    shift : float or torch.Tensor
+        Positions to move the kept keys by: one number, or shape ``(kept,)``.
+    frequencies : sequence of (torch.Tensor or None), or torch.Tensor
+        One entry per cache layer, as :func:`layer_rope_frequencies` returns; a single tensor
+        means the same frequencies in every layer (correct only when every layer uses them).
+    keep : torch.Tensor, optional
+        1-D integer indices of the cached tokens to keep, in order.
+    convention : str
+        The cache's pair layout (``"half"`` for every transformers model, DeepSeek included).
+
+    Returns
+    -------
+    The same cache, modified.
+    """
+    layers = getattr(cache, "layers", None)
+    if layers is None:
+        raise TypeError(f"cache must be a transformers Cache with .layers, got {_describe(cache)}")
+    if isinstance(frequencies, torch.Tensor):
+        per_layer: list[torch.Tensor | None] = [frequencies] * len(layers)
+    elif isinstance(frequencies, Sequence) and not isinstance(frequencies, str):
+        per_layer = list(frequencies)
+    else:
+        raise TypeError(
+            "frequencies must be a tensor or a list with one tensor or None per layer, "
+            f"got {_describe(frequencies)}"
+        )
+    if len(per_layer) != len(layers):
+        raise ValueError(
+            f"frequencies must have one entry per cache layer ({len(layers)}), got {len(per_layer)}"
+        )
+    for i, inv_freq in enumerate(per_layer):
+        if inv_freq is not None and not isinstance(inv_freq, torch.Tensor):
+            raise TypeError(f"frequencies[{i}] must be a tensor or None, got {_describe(inv_freq)}")
+    for i, layer in enumerate(layers):
+        keys, values = layer.keys, layer.values
+        seq = keys.shape[-2]
+        rolled = getattr(layer, "cumulative_length", seq)
+        if rolled != seq:
+            raise ValueError(
+                f"layer {i} is a sliding-window layer that has already dropped "
+                f"{rolled - seq} tokens; its slots no longer match positions"
+            )
+        if keep is not None:
+            if not isinstance(keep, torch.Tensor) or keep.ndim != 1 or keep.dtype.is_floating_point:
+                raise TypeError("keep must be a 1-D integer tensor of cached token indices")
+            if keep.numel() and (int(keep.min()) < 0 or int(keep.max()) >= seq):
+                raise ValueError(f"keep must index the {seq} cached tokens, got {keep.tolist()}")
+            keys, values = keys[:, :, keep], values[:, :, keep]
+        inv_freq = per_layer[i]
+        if inv_freq is not None:
+            rotated = rerotate_keys(
+                keys.double(), shift, inv_freq=inv_freq.double(), convention=convention,
+                rotary_dim=2 * inv_freq.numel(),
+            )
+            keys = rotated.to(layer.keys.dtype)
+        layer.keys, layer.values = keys, values
+        if hasattr(layer, "cumulative_length"):
+            layer.cumulative_length = keys.shape[-2]
+    return cache
+
+
 def sink_softmax(logits: torch.Tensor, sink_logits: torch.Tensor) -> torch.Tensor:
     """Softmax with one learned sink logit per head (gpt-oss), the sink's column dropped.
 
@@ -373,6 +504,7 @@ AUDIT_CODES = (
 
 _ROPE_TYPES = ("default", "linear", "yarn", "dynamic", "longrope", "llama3", "none")
 _ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2", "flash_attention_3")
+_ENCODINGS = ("absolute", "rope", "alibi", "nope")
 
 
 @dataclass(frozen=True)
@@ -409,6 +541,7 @@ def audit_positions(
     rope_type: str = "default",
     original_max_position: int | None = None,
     attn_implementation: str = "eager",
+    encoding: str | None = None,
 ) -> list[PositionIssue]:
     """Flag the position traps of a batch about to go through a transformers causal LM.
 
@@ -431,6 +564,14 @@ def audit_positions(
       with the old frequencies are never re-rotated;
     - ``longrope-switch-with-cache``: a step that crosses LongRoPE's original length with keys
       cached below it (transformers' Phi-3 ``generate`` re-prefills; a loop of your own does not).
+
+    ``encoding`` narrows the position codes to what the model's encoding can notice (measured in
+    chapter 12): ``"absolute"`` (learned or sinusoidal table: every padded row without ids is
+    wrong); ``"rope"`` (a row padded on the left only is shifted as a whole, which RoPE does not
+    see; padding after a real token is flagged); ``"alibi"`` (BLOOM's bias numbers keys by the
+    mask's cumulative sum, so neither padding code nor ``ids-disagree-with-mask`` applies) and
+    ``"nope"`` (the ids are not read). ``None`` (the default) assumes nothing and flags every
+    padded row. The packing codes are about the mask and apply to every encoding.
 
     A 4-D ``attention_mask`` is taken to be an explicit (block) mask and silences the packing
     codes. Under FlashAttention (``attn_implementation="flash_attention_2"`` or ``"_3"``)
@@ -461,6 +602,8 @@ def audit_positions(
     attn_implementation : str
         The model's ``attn_implementation``: ``"eager"``, ``"sdpa"`` (mask-based, the packing
         traps apply), ``"flash_attention_2"`` or ``"flash_attention_3"``.
+    encoding : str, optional
+        ``"absolute"``, ``"rope"``, ``"alibi"`` or ``"nope"``; ``None`` when unknown.
 
     Returns
     -------
@@ -480,6 +623,13 @@ def audit_positions(
     attn_implementation = check_choice(attn_implementation, "attn_implementation",
                                        _ATTN_IMPLEMENTATIONS)
     flash = attn_implementation.startswith("flash_attention")
+    if encoding is not None:
+        encoding = check_choice(encoding, "encoding", _ENCODINGS)
+        if encoding != "rope" and rope_type not in ("default", "none"):
+            raise ValueError(
+                f"rope_type {rope_type!r} needs encoding 'rope' (or None), got {encoding!r}"
+            )
+    reads_ids = encoding not in ("alibi", "nope")
     limit = 0  # the training length, for the two RoPE types that switch at it
     if rope_type in ("dynamic", "longrope"):
         if original_max_position is None:
@@ -538,7 +688,10 @@ def audit_positions(
         flag("right-padding-generate", full_mask[:, -1] == 0,
              "generate on a right-padded row: the new token gets id 1 (the last pad's 0 + 1) "
              "and is predicted from a pad slot; pad on the left")
-    elif position_ids is None and attention_mask is not None and not explicit_mask:
+    elif position_ids is None and attention_mask is not None and not explicit_mask and reads_ids:
+        if encoding == "rope":  # a left-padded row moves as a whole; a gap after a real token
+            seen = full_mask.cumsum(-1) > 0
+            padded = ((full_mask == 0) & seen).any(-1)
         flag("padding-without-ids", padded,
              "padded rows without position_ids: forward numbers columns, pads included; pass "
              "position_ids_from_mask(attention_mask)")
@@ -548,7 +701,7 @@ def audit_positions(
         both_real = real[:, 1:] & real[:, :-1]
         packed = ((step <= 0) & both_real).any(-1)
         expected = position_ids_from_mask(full_mask)[:, -seq:]
-        disagree = ((position_ids != expected) & real).any(-1) & ~packed
+        disagree = ((position_ids != expected) & real).any(-1) & ~packed & reads_ids
         flag("ids-disagree-with-mask", disagree,
              "position_ids differ from the real tokens counted by the mask (cache included): "
              "expected position_ids_from_mask(mask)[:, -seq:], e.g. a chunk or cached prefix "

@@ -478,6 +478,30 @@ def test_seconds_cast_at_4_fps_collapses_the_time_ids() -> None:
     assert mrope_position_ids(segments, seconds_cast="int")[0][0].tolist() == [0, 1, 1, 1, 1, 2]
 
 
+@given(t=st.integers(1, 30), fps=st.sampled_from([0.5, 1.0, 2.0, 4.0, 25.0, 29.97, 50.0]),
+       tokens_per_second=st.sampled_from([1, 2, 5, 25]))
+def test_seconds_cast_seconds_first_equals_the_4_49_product(
+        t: int, fps: float, tokens_per_second: int) -> None:
+    """transformers 4.49-4.51: ``expanded_range * second_per_grid_t * tokens_per_second`` with a
+    float32 ``second_per_grid_t`` (the processor's tensor), then ``.long()``."""
+    seconds = torch.tensor([2 / fps], dtype=torch.float32)[0]
+    segments = [("text", 1), ("video", t, 2, 2, tokens_per_second, seconds), ("text", 1)]
+    ours = mrope_position_ids(segments, seconds_cast="float32_seconds_first")[0][0, 1:1 + t]
+    expanded_range = torch.arange(t).view(-1, 1).expand(-1, 1)
+    time_tensor = expanded_range * seconds * tokens_per_second
+    assert torch.equal(ours - 1, time_tensor.long().flatten())
+
+
+def test_seconds_first_and_float32_part_by_rounding() -> None:
+    """At 25 fps and 25 tokens per second patch 5 lasts 5 · 0.08 s = 0.4 s: exactly time 10.
+    4.49's order rounds 5 · 0.08 in float32 first and truncates 9.99… to 9; 5.18+ gives 10."""
+    seconds = torch.tensor([2 / 25], dtype=torch.float32)[0]
+    segments = [("text", 1), ("video", 6, 2, 2, 25, seconds), ("text", 1)]
+    first = mrope_position_ids(segments, seconds_cast="float32_seconds_first")[0][0, 1:7] - 1
+    later = mrope_position_ids(segments)[0][0, 1:7] - 1
+    assert first.tolist() == [0, 2, 4, 6, 8, 9] and later.tolist() == [0, 2, 4, 6, 8, 10]
+
+
 def test_resume_rules_agree_on_images_and_part_on_long_videos() -> None:
     images = [("text", 3), ("image", 1, 4, 12), ("text", 1), ("image", 1, 6, 2), ("text", 2)]
     assert torch.equal(mrope_position_ids(images, resume="grid")[0], mrope_position_ids(images)[0])

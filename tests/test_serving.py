@@ -13,11 +13,13 @@ from posenc_lib import apply_rope_half, apply_rope_interleaved, rope_inv_freq
 from posenc_lib.serving import (
     AUDIT_CODES,
     audit_positions,
+    layer_rope_frequencies,
     packed_causal_mask,
     packed_document_ids,
     packed_position_ids,
     position_ids_from_mask,
     rerotate_keys,
+    shift_cache,
     sink_softmax,
     sliding_window_mask,
 )
@@ -398,9 +400,127 @@ def test_audit_under_flash_attention_drops_the_false_packing_alarms() -> None:
     (dict(rope_type="dynamic"), ValueError, "needs original_max_position"),
     (dict(attn_implementation="flash"), ValueError, "attn_implementation must be one of"),
     (dict(attention_mask=torch.ones(1, 1, 2, 3, dtype=torch.bool)), ValueError, "4-D"),
+    (dict(encoding="learned"), ValueError, "encoding must be one of"),
+    (dict(encoding="alibi", rope_type="yarn"), ValueError, "needs encoding 'rope'"),
 ])
 def test_audit_rejects_malformed_input(kwargs: dict, exc: type, match: str) -> None:
     args = dict(input_ids=torch.ones(1, 3, dtype=torch.long))
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         audit_positions(**args)
+
+
+def test_audit_encoding_flags_what_each_encoding_notices() -> None:
+    """Chapter 12's measurements: GPT-2 (absolute) breaks on a left-padded forward without ids,
+    Llama (RoPE) does not; the next step after right padding breaks RoPE; BLOOM (ALiBi) numbers
+    its keys by the mask and NoPE reads no ids."""
+    ids = torch.ones(2, 6, dtype=torch.long)
+    left = torch.tensor([[1] * 6, [0, 0, 0, 1, 1, 1]])
+    assert _codes(audit_positions(ids, left, encoding="absolute")) == {"padding-without-ids"}
+    assert audit_positions(ids, left, encoding="rope") == []
+    step = torch.tensor([[1, 1, 1, 0, 0, 0, 1]])  # one token after a right-padded prompt
+    issues = audit_positions(ids[:1, :1], step, cache_length=6, encoding="rope")
+    assert _codes(issues) == {"padding-without-ids"} and issues[0].rows == (0,)
+    for encoding in ("alibi", "nope"):
+        assert audit_positions(ids[:1, :1], step, cache_length=6, encoding=encoding) == []
+        assert audit_positions(ids, left, torch.arange(6).expand(2, 6), encoding=encoding) == []
+    # ids that restart at 0 after a cache are wrong for RoPE and absolute tables alike
+    for encoding in ("rope", "absolute", None):
+        assert _codes(audit_positions(ids[:1, :4], None, torch.arange(4)[None], cache_length=5,
+                                      encoding=encoding)) == {"ids-disagree-with-mask"}
+    # packing is a mask trap: every encoding
+    packed = packed_position_ids([2, 3])[None]
+    assert _codes(audit_positions(ids[:1, :5], None, packed, encoding="nope")) == {
+        "packed-with-cache"}
+
+
+def _tiny_model(name: str) -> torch.nn.Module:
+    import transformers
+
+    settings_ = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=128,
+                     initializer_range=0.2, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    if name == "gemma3":
+        config = transformers.Gemma3TextConfig(head_dim=8, sliding_window=64, layer_types=[
+            "sliding_attention", "full_attention"], **settings_)
+        model_class = transformers.Gemma3ForCausalLM
+    elif name == "smollm3":
+        config = transformers.SmolLM3Config(no_rope_layers=[1, 0], **settings_)
+        model_class = transformers.SmolLM3ForCausalLM
+    else:
+        config = transformers.LlamaConfig(**settings_)
+        model_class = transformers.LlamaForCausalLM
+    torch.manual_seed(0)
+    return model_class(config).eval()
+
+
+def test_layer_rope_frequencies_read_each_layer() -> None:
+    gemma = _tiny_model("gemma3")
+    local, global_ = layer_rope_frequencies(gemma.config)
+    assert torch.allclose(local, rope_inv_freq(8, 10_000.0), rtol=1e-6, atol=0)
+    assert torch.allclose(global_, rope_inv_freq(8, 1_000_000.0), rtol=1e-6, atol=0)
+    rotary = gemma.model.rotary_emb
+    assert torch.allclose(local.float(), rotary.sliding_attention_inv_freq)
+    assert torch.allclose(global_.float(), rotary.full_attention_inv_freq)
+    smol = _tiny_model("smollm3")
+    rope_layer, nope_layer = layer_rope_frequencies(smol.config)
+    assert nope_layer is None
+    assert torch.allclose(rope_layer.float(), smol.model.rotary_emb.inv_freq)
+
+
+@pytest.mark.parametrize("name", ["gemma3", "smollm3", "llama"])
+def test_shift_cache_per_layer_equals_the_shifted_prefill(name: str) -> None:
+    """Every layer of a cache shifted by +4 equals the cache of the same text prefilled at
+    positions 4 … (RoPE is relative, so the hidden states do not move); one set of frequencies
+    for every layer is wrong wherever the layers differ."""
+    model = _tiny_model(name)
+    row = torch.arange(20, 32)[None]
+    frequencies = layer_rope_frequencies(model.config)
+    with torch.no_grad():
+        target = model(row, position_ids=torch.arange(4, 16)[None]).cache
+        errors = {}
+        for label, freqs in [("per layer", frequencies), ("one", next(
+                f for f in frequencies[::-1] if f is not None))]:
+            cache = shift_cache(model(row).cache, 4.0, freqs)
+            errors[label] = max((a.keys - b.keys).abs().max().item()
+                                for a, b in zip(cache.layers, target.layers, strict=True))
+    assert errors["per layer"] < 1e-5
+    if name == "llama":
+        assert errors["one"] < 1e-5  # every layer has the same frequencies
+    else:
+        assert errors["one"] > 0.1
+
+
+def test_shift_cache_evicts_and_matches_rerotate_keys() -> None:
+    model = _tiny_model("llama")
+    keep = torch.tensor([0, 1, 6, 7, 8])
+    shift = torch.tensor([0.0, 0.0, -4.0, -4.0, -4.0])
+    inv = layer_rope_frequencies(model.config)
+    with torch.no_grad():
+        cache = model(torch.arange(20, 29)[None]).cache
+        expected = [rerotate_keys(layer.keys[:, :, keep].double(), shift, inv_freq=inv[i])
+                    for i, layer in enumerate(cache.layers)]
+        values = [layer.values[:, :, keep] for layer in cache.layers]
+        shift_cache(cache, shift, inv, keep=keep)
+    for layer, k, v in zip(cache.layers, expected, values, strict=True):
+        assert torch.allclose(layer.keys.double(), k, atol=1e-6)
+        assert torch.equal(layer.values, v) and cache.get_seq_length() == 5
+
+
+def test_shift_cache_rejects_bad_arguments() -> None:
+    model = _tiny_model("llama")
+    with torch.no_grad():
+        cache = model(torch.arange(20, 25)[None]).cache
+    inv = layer_rope_frequencies(model.config)
+    with pytest.raises(TypeError, match="cache must be"):
+        shift_cache([1, 2], 1.0, inv)
+    with pytest.raises(ValueError, match="one entry per cache layer"):
+        shift_cache(cache, 1.0, inv[:1])
+    with pytest.raises(TypeError, match=r"frequencies\[0\]"):
+        shift_cache(cache, 1.0, [[1.0], None])
+    with pytest.raises(TypeError, match="frequencies must be"):
+        shift_cache(cache, 1.0, "half")
+    with pytest.raises(ValueError, match="keep must index"):
+        shift_cache(cache, 1.0, inv, keep=torch.tensor([0, 7]))
+    with pytest.raises(TypeError, match="keep must be"):
+        shift_cache(cache, 1.0, inv, keep=torch.tensor([0.0]))
