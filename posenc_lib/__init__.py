@@ -91,6 +91,7 @@ from .serving import (
     rerotate_keys,
     sink_softmax,
     sliding_window_mask,
+    streaming_cache_mask,
 )
 from .sinusoidal import (
     SinusoidalPositionalEncoding,
@@ -185,6 +186,7 @@ __all__ = [
     "sinusoidal_similarity",
     "sinusoidal_table",
     "sliding_window_mask",
+    "streaming_cache_mask",
     "wavelengths",
     "yarn_correction_range",
     "yarn_inv_freq",
