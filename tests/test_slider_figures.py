@@ -58,7 +58,8 @@ def test_streaming_cache_mask_keeps_sinks_and_the_recent_window(
     assert torch.equal(mask, (n <= m) & ((n < n_sinks) | (n > m - window)))
     # every query sees min(m + 1, n_sinks + window) keys; without sinks it is the sliding window
     assert mask.sum(-1).tolist() == [min(i + 1, n_sinks + window) for i in range(seq_len)]
-    assert torch.equal(streaming_cache_mask(seq_len, window, 0), sliding_window_mask(seq_len, window))
+    no_sinks = streaming_cache_mask(seq_len, window, 0)
+    assert torch.equal(no_sinks, sliding_window_mask(seq_len, window))
 
 
 def test_streaming_cache_mask_at_the_papers_setting() -> None:
@@ -112,7 +113,8 @@ def test_streaming_figure_opens_on_its_arguments() -> None:
     assert sink_slider.steps[sink_slider.active].label == "3"
     shown = _drawn(fig.data[1].z) | _drawn(fig.data[2].z)
     assert np.array_equal(shown, streaming_cache_mask(16, 5, 3).numpy())
-    assert [t.name for t in fig.data[3:]] == ["recent window (W)", "sink (kept for good)", "evicted"]
+    names = [t.name for t in fig.data[3:]]
+    assert names == ["recent window (W)", "sink (kept for good)", "evicted"]
     assert fig.layout.template.layout.paper_bgcolor == PAPER
     assert _html_kb(fig) < 330
 
@@ -163,7 +165,8 @@ def test_mrope_sections_every_step_is_the_axis_map_and_its_wavelengths() -> None
             ys = update["y"][1 + a]
             expected = np.concatenate([wavelength[axes[k] == a] for k in axes])
             np.testing.assert_allclose(xs, expected, atol=0.006, rtol=0)
-            assert ys == [f"{'thw'[a]}, {k}" for k in axes for _ in range(int((axes[k] == a).sum()))]
+            counts = {k: int((axes[k] == a).sum()) for k in axes}
+            assert ys == [f"{'thw'[a]}, {k}" for k in axes for _ in range(counts[k])]
     # MRoPE-I needs 3·s_h − 1 <= 64: with h = w it cannot deal out 32, 28 or 24 pairs each
     assert empty_interleaved == [(0, 32, 32), (8, 28, 28), (16, 24, 24)]
 
@@ -220,7 +223,7 @@ def test_layer_menu_each_model_is_its_plan(plans: dict) -> None:
     assert menu.type == "dropdown" and menu.active == 1
     assert [b.label for b in menu.buttons] == list(plans)
     overview = layer_map_figure(plans).data[0].z  # the all-models map: its rows are the cells
-    for row, (button, (name, plan)) in enumerate(zip(menu.buttons, plans.items(), strict=True)):
+    for row, (button, plan) in enumerate(zip(menu.buttons, plans.values(), strict=True)):
         update, traces = button.args
         assert list(traces) == list(range(len(fig.data)))
         assert update["x"][0] == [e.layer for e in plan]
@@ -239,13 +242,15 @@ def test_layer_menu_reads_the_released_configs(plans: dict) -> None:
     """Gemma 3 12B: windows of 1 024 keys on five layers of six, base 10^4 there (slowest
     wavelength 2π·10^4^(254/256)); gpt-oss-20b: windows of 128 on every other layer; Llama 4
     Scout: chunks of 8 192 on three layers of four; BLOOM (ALiBi): no wavelength, no window."""
-    buttons = {b.label: b.args[0] for b in layer_map_menu_figure(plans).layout.updatemenus[0].buttons}
+    menu = layer_map_menu_figure(plans).layout.updatemenus[0]
+    buttons = {b.label: b.args[0] for b in menu.buttons}
     gemma = buttons["Gemma 3 12B"]
     assert gemma["x"][2] == [i for i in range(48) if i % 6 != 5] and set(gemma["y"][2]) == {1024}
     local = 2 * math.pi * 1e4 ** (254 / 256)
     assert gemma["y"][1][0] == pytest.approx(local, rel=5e-4)
     assert gemma["y"][1][5] > 100 * local  # the global layers: base 10^6, stretched by 8
-    assert set(buttons["gpt-oss-20b"]["y"][2]) == {128} and len(buttons["gpt-oss-20b"]["x"][2]) == 12
+    oss = buttons["gpt-oss-20b"]
+    assert set(oss["y"][2]) == {128} and len(oss["x"][2]) == 12
     scout = buttons["Llama 4 Scout"]
     assert set(scout["y"][2]) == {8192} and len(scout["x"][2]) == 36 and len(scout["x"][1]) == 36
     assert buttons["BLOOM-560m"]["x"][1] == [] and buttons["BLOOM-560m"]["x"][2] == []

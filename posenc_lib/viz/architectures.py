@@ -236,7 +236,8 @@ def _layer_menu_state(name: str, plan: Sequence[LayerPosition]) -> list[dict[str
     seen = {"x": [i for i, v in reach if v is not None],
             "y": [v for _, v in reach if v is not None]}
     used = set(cells)
-    legend = [{"x": [None], "y": [None], "visible": k in used} for k in range(len(LAYER_CATEGORIES))]
+    legend = [{"x": [None], "y": [None], "visible": k in used}
+              for k in range(len(LAYER_CATEGORIES))]
     return [strip, wave, seen, *legend]
 
 

@@ -198,11 +198,13 @@ def streaming_cache_figure(
     fig.update_yaxes(title="query position m", autorange="reversed", dtick=2,
                      scaleanchor="x", constrain="domain")
     window_steps = [
-        {"label": str(w), "method": "restyle", "args": [{"z": [_window_part(seq_len, w)["z"]]}, [1]]}
+        {"label": str(w), "method": "restyle",
+         "args": [{"z": [_window_part(seq_len, w)["z"]]}, [1]]}
         for w in window_grid
     ]
     sink_steps = [
-        {"label": str(s), "method": "restyle", "args": [{"z": [_sink_part(seq_len, s)["z"]]}, [2]]}
+        {"label": str(s), "method": "restyle",
+         "args": [{"z": [_sink_part(seq_len, s)["z"]]}, [2]]}
         for s in sink_grid
     ]
     fig.update_layout(
