@@ -6,14 +6,15 @@ MathJax, every plotly figure drawn, and moving a slider changes what is drawn. O
 by its edge (tests/figure_boxes.js); on the phone no page is wider than the screen and a wide
 equation scrolls in its own box with a cue. The sidebar toggles open the navigation (phone) and
 collapse the sidebar (desktop); a swipe over a figure scrolls the page; figures follow the dark
-theme; sliders and dropdown menus can be worked from the keyboard. Every wait is bounded: a hung chromium fails.
+theme; sliders and dropdown menus can be worked from the keyboard. Every wait is bounded: a hung
+chromium fails.
 
 What the reader sees, not the settings: in the dark theme every piece of figure text against the
 pixels painted behind it (>= 4.5:1, tests/figure_contrast.js); an arrow key on every slider changes
-the figure's data (gd.data), not only the knob, and on every dropdown menu its data or axes; at 390 px no table cell breaks inside a word or
-wraps in a crushed column, no inline formula is cut at the edge, no figure has a blank band above
-its title or an axis title over another panel; search highlights whole words on the result page
-only, and its snippets show the query with plain math.
+the figure's data (gd.data), not only the knob, and on every dropdown menu its data or axes; at
+390 px no table cell breaks inside a word or wraps in a crushed column, no inline formula is cut at
+the edge, no figure has a blank band above its title or an axis title over another panel; search
+highlights whole words on the result page only, and its snippets show the query with plain math.
 """
 
 from __future__ import annotations

@@ -144,13 +144,15 @@ def test_mrope_sections_every_step_is_the_axis_map_and_its_wavelengths() -> None
     fig = mrope_sections_figure((16, 24, 24), base)
     (slider,) = fig.layout.sliders
     grid = mrope_section_grid(128)
-    assert [s.label for s in slider.steps] == ["/".join(map(str, s)) for s in grid]
-    assert slider.steps[slider.active].label == "16/24/24"
+    assert [s.label for s in slider.steps] == [str(s[0]) for s in grid]  # s_t; h = w the rest
+    assert slider.steps[slider.active].label == "16"
+    assert slider.currentvalue.prefix == "pairs reading time: "
     wavelength = (2 * math.pi / rope_inv_freq(128, base)).numpy()
     empty_interleaved = []
     for step, section in zip(slider.steps, grid, strict=True):
-        update = step.args[0]
-        assert list(step.args[1]) == [0, 1, 2, 3]
+        update, layout, traces = step.args
+        assert list(traces) == [0, 1, 2, 3]
+        assert layout["title.text"].endswith(f"t {section[0]}, h {section[1]}, w {section[2]}")
         contiguous, interleaved = update["z"][0]
         axes = {"contiguous": mrope_axis_map(section).numpy()}
         assert contiguous == [float(a) for a in axes["contiguous"]]
@@ -180,7 +182,7 @@ def test_mrope_sections_contiguous_gives_each_axis_a_band() -> None:
     assert max(t) < min(h) and max(h) < min(w)
     assert len(t) == 16 and len(h) == len(w) == 24
     assert min(t) == pytest.approx(2 * math.pi, abs=0.01)
-    step = next(s for s in fig.layout.sliders[0].steps if s.label == "24/20/20")
+    step = next(s for s in fig.layout.sliders[0].steps if s.label == "24")
     inter = [[x for x, y in zip(xs, ys, strict=True) if y.endswith("interleaved")]
              for xs, ys in zip(step.args[0]["x"][1:], step.args[0]["y"][1:], strict=True)]
     wavelength = (2 * math.pi / rope_inv_freq(128, 1e6)).numpy()
@@ -191,7 +193,7 @@ def test_mrope_sections_contiguous_gives_each_axis_a_band() -> None:
 
 def test_mrope_sections_figure_is_small_titled_and_rejects_bad_input() -> None:
     fig = mrope_sections_figure()
-    assert "64 frequency pairs" in fig.layout.title.text
+    assert fig.layout.title.text == "64 frequency pairs (base 1e6): t 16, h 24, w 24"
     assert fig.layout.template.layout.paper_bgcolor == PAPER
     assert _html_kb(fig) < 330
     with pytest.raises(ValueError, match="sections"):

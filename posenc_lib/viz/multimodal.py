@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from .. import multimodal as mm
 from .. import rope
-from ._checks import _base, _bool, _even, _int, _lists, _np, _seed
+from ._checks import _base, _bool, _even, _fmt, _int, _lists, _np, _seed
 from ._style import COLORWAY, _slider, _style
 
 __all__ = [
@@ -398,22 +398,26 @@ def mrope_sections_figure(
                      exponentformat="power", row=2, col=1)
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=rows,
                      autorange="reversed", row=2, col=1)
+    def title(s: tuple[int, int, int]) -> str:
+        return f"{n} frequency pairs (base {_fmt(base)}): t {s[0]}, h {s[1]}, w {s[2]}"
+
+    # A step's label is s_t alone (nine labels like "16/24/24" would overlap on a phone); the
+    # title says the whole split.
     steps = []
     for s in grid:
         traces = _mrope_sections_state(s, base)
         steps.append({
-            "method": "restyle", "label": "/".join(str(v) for v in s),
+            "method": "update", "label": str(s[0]),
             "args": [{
                 "z": [traces[0]["z"], None, None, None],
                 "text": [traces[0]["text"], None, None, None],
                 "x": [list(range(n)), *(t["x"] for t in traces[1:])],
                 "y": [list(_LAYOUTS), *(t["y"] for t in traces[1:])],
-            }, [0, 1, 2, 3]],
+            }, {"title.text": title(s)}, [0, 1, 2, 3]],
         })
     fig.update_layout(
-        sliders=[_slider(steps, grid.index(section), "pairs t/h/w = ", y=-0.1, pad_t=30)],
+        sliders=[_slider(steps, grid.index(section), "pairs reading time: ", y=-0.1, pad_t=30)],
         legend={"orientation": "h", "x": 0.0, "y": 1.0, "yanchor": "bottom"},
         margin={"t": 100, "b": 110},
     )
-    return _style(fig, f"Splitting {n} frequency pairs among t, h and w (base {base:.3g})",
-                  height=640)
+    return _style(fig, title(section), height=640)

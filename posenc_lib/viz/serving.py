@@ -176,17 +176,22 @@ def streaming_cache_figure(
     window_grid, sink_grid = grids
     positions = list(range(seq_len))
     causal = torch.ones(seq_len, seq_len, dtype=torch.bool).tril()
+    # The grey layer has no hover of its own: under a coloured cell it would say "evicted".
     layers = (
-        ("evicted", _part(causal), _EVICTED, "evicted: not in the cache"),
+        ("evicted", _part(causal), _EVICTED, None),
         ("window", _window_part(seq_len, window), _SEEN, "in the recent window"),
         ("sinks", _sink_part(seq_len, n_sinks), _SINK, "a sink: kept for good"),
     )
     fig = go.Figure()
     for name, props, colour, words in layers:
+        hover: dict[str, Any] = (
+            {"hoverinfo": "skip"} if words is None else
+            {"hovertemplate": f"query %{{y}}, key %{{x}}: {words}<extra></extra>"}
+        )
         fig.add_trace(go.Heatmap(
             **props, x=positions, y=positions, name=name, zmin=0, zmax=1,
             colorscale=[[0, colour], [1, colour]], showscale=False, xgap=1, ygap=1,
-            hoverongaps=False, hovertemplate=f"query %{{y}}, key %{{x}}: {words}<extra></extra>",
+            hoverongaps=False, **hover,
         ))
     for label, colour in (("recent window (W)", _SEEN), ("sink (kept for good)", _SINK),
                           ("evicted", _EVICTED)):
