@@ -325,8 +325,8 @@ def layer_map_menu_figure(
     _style(fig, title, height=560)
     fig.update_layout(
         updatemenus=[_buttons(buttons, active)],
-        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.16, "yanchor": "top"},
-        margin={"t": 90, "b": 170, "l": 60, "r": 10},
+        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.2, "yanchor": "top"},
+        margin={"t": 90, "b": 180, "l": 60, "r": 10},
         plot_bgcolor="#ffffff",
     )
     return fig
