@@ -93,6 +93,7 @@ from .serving import (
     shift_cache,
     sink_softmax,
     sliding_window_mask,
+    streaming_cache_mask,
 )
 from .sinusoidal import (
     SinusoidalPositionalEncoding,
@@ -189,6 +190,7 @@ __all__ = [
     "sinusoidal_similarity",
     "sinusoidal_table",
     "sliding_window_mask",
+    "streaming_cache_mask",
     "wavelengths",
     "yarn_correction_range",
     "yarn_inv_freq",

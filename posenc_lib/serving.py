@@ -8,6 +8,8 @@ Chapter 12's library. Each function is the one-line rule a serving or training s
   every document and a query sees only the earlier tokens of its own document;
 - :func:`sliding_window_mask` — a window of ``W`` keys *includes* the query's own key
   (Hugging Face's ``kv > q − W``);
+- :func:`streaming_cache_mask` — StreamingLLM's cache: a query sees the first ``n_sinks`` keys
+  (the attention sinks) and the ``window`` most recent ones, its own included;
 - :func:`rerotate_keys` — a RoPE key cached at position ``p`` becomes the key at ``p + shift`` by
   one more rotation (llama.cpp's K-shift, StreamingLLM's positions within the cache);
 - :func:`layer_rope_frequencies` and :func:`shift_cache` — a K-shift of a whole transformers cache,
@@ -47,6 +49,7 @@ __all__ = [
     "shift_cache",
     "sink_softmax",
     "sliding_window_mask",
+    "streaming_cache_mask",
 ]
 
 
@@ -222,6 +225,43 @@ def sliding_window_mask(
         docs = packed_document_ids(values)
         mask &= docs[offset:, None] == docs[None, :]
     return mask
+
+
+def streaming_cache_mask(seq_len: int, window: int, n_sinks: int) -> torch.Tensor:
+    """Which keys a query sees in a StreamingLLM cache: ``n_sinks`` first keys + a recent window.
+
+    StreamingLLM (Xiao et al., 2024) keeps the keys and values of the first ``n_sinks`` tokens
+    (the attention sinks; the paper keeps 4) and of the most recent tokens, and evicts the rest.
+    Here ``window`` counts the recent keys *including the query's own*, as
+    :func:`sliding_window_mask` does: a query at ``m`` sees key ``n`` when ``n <= m`` and
+    ``n < n_sinks`` or ``m − window < n``. So it sees ``min(m + 1, n_sinks + window)`` keys, and
+    ``n_sinks = 0`` is :func:`sliding_window_mask`. In StreamingLLM's own cache a kept key's
+    position is its rank among the kept keys (its slot), not its place in the text; this mask
+    says only which keys are kept.
+
+    Parameters
+    ----------
+    seq_len : int
+        Number of tokens, queries and keys alike (>= 0).
+    window : int
+        Recent keys per query, the query's own included (>= 1).
+    n_sinks : int
+        First keys every query keeps (>= 0).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(seq_len, seq_len)``, bool, ``True`` where query ``m`` (row) sees key ``n``.
+    """
+    seq_len = check_length(seq_len, "seq_len")
+    window = check_int(window, "window", minimum=1, what="a positive integer (recent keys)")
+    n_sinks = check_int(
+        n_sinks, "n_sinks", minimum=0, what="a non-negative integer (sink keys kept)"
+    )
+    check_size(("seq_len", seq_len), ("seq_len", seq_len), what="the (seq_len, seq_len) mask")
+    sinks = torch.arange(seq_len)[None, :] < n_sinks
+    causal = torch.ones(seq_len, seq_len, dtype=torch.bool).tril()
+    return sliding_window_mask(seq_len, window) | (sinks & causal)
 
 
 _APPLY = {

@@ -6,14 +6,15 @@ MathJax, every plotly figure drawn, and moving a slider changes what is drawn. O
 by its edge (tests/figure_boxes.js); on the phone no page is wider than the screen and a wide
 equation scrolls in its own box with a cue. The sidebar toggles open the navigation (phone) and
 collapse the sidebar (desktop); a swipe over a figure scrolls the page; figures follow the dark
-theme; sliders can be moved from the keyboard. Every wait is bounded: a hung chromium fails.
+theme; sliders and dropdown menus can be worked from the keyboard. Every wait is bounded: a hung
+chromium fails.
 
 What the reader sees, not the settings: in the dark theme every piece of figure text against the
 pixels painted behind it (>= 4.5:1, tests/figure_contrast.js); an arrow key on every slider changes
-the figure's data (gd.data), not only the knob; at 390 px no table cell breaks inside a word or
-wraps in a crushed column, no inline formula is cut at the edge, no figure has a blank band above
-its title or an axis title over another panel; search highlights whole words on the result page
-only, and its snippets show the query with plain math.
+the figure's data (gd.data), not only the knob, and on every dropdown menu its data or axes; at
+390 px no table cell breaks inside a word or wraps in a crushed column, no inline formula is cut at
+the edge, no figure has a blank band above its title or an axis title over another panel; search
+highlights whole words on the result page only, and its snippets show the query with plain math.
 """
 
 from __future__ import annotations
@@ -629,6 +630,62 @@ def test_every_slider_steps_its_figures_data_from_the_keyboard(
             if page.evaluate(DATA_JS, handle) == before:  # type: ignore[attr-defined]
                 unmoved.append(f"figure {figure_index}, slider {slider} ({prefix!r})")
         assert unmoved == [], f"the arrow key moved the knob but not the data: {unmoved}"
+        assert visit.console_errors == [], visit.console_errors
+    finally:
+        page.context.close()  # type: ignore[attr-defined]
+
+
+# Each dropdown menu's keyboard control: its figure (index, id), menu index, buttons, active button.
+MENU_INPUTS_JS = """() => Array.from(document.querySelectorAll('.posenc-menu-input'))
+  .map(el => {
+  const gd = document.getElementById(el.dataset.figure);
+  const menu = gd._fullLayout.updatemenus[+el.dataset.menu];
+  const index = Array.from(document.querySelectorAll('.plotly-graph-div')).indexOf(gd);
+  return [index, gd.id, +el.dataset.menu, menu.buttons.length, menu.active || 0];
+})"""
+# What a menu button changes: the traces, or the axes.
+MENU_STATE_JS = "gd => JSON.stringify([gd.data, gd.layout.xaxis, gd.layout.yaxis])"
+
+
+@pytest.mark.parametrize("page_path", PAGES, ids=IDS)
+def test_every_menu_changes_its_figures_data_from_the_keyboard(
+    browser: object, base_url: str, page_path: Path
+) -> None:
+    """Each dropdown menu has a <select> that Tab reaches; an arrow key on it runs the next (or
+    previous) button's method: gd.data changes and the menu's active button follows."""
+    page, visit = _open(browser, base_url, page_path)
+    try:
+        _wait_for_figures(page)
+        n_menus = page.evaluate(  # type: ignore[attr-defined]
+            "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+            ".reduce((n, gd) => n + (gd._fullLayout.updatemenus || []).length, 0)"
+        )
+        inputs = page.evaluate(MENU_INPUTS_JS)  # type: ignore[attr-defined]
+        assert len(inputs) == n_menus, f"{n_menus} menus but {len(inputs)} keyboard controls"
+        if not inputs:
+            pytest.skip("no menu on this page")
+        figures = page.locator(".plotly-graph-div")  # type: ignore[attr-defined]
+        unmoved = []
+        for figure_index, figure_id, menu, buttons, active in inputs:
+            figure = figures.nth(figure_index)
+            figure.scroll_into_view_if_needed()
+            handle = figure.element_handle()
+            page.locator(  # type: ignore[attr-defined]
+                f".posenc-menu-input[data-figure='{figure_id}'][data-menu='{menu}']"
+            ).focus()
+            # A menu button may restyle the traces or relayout the axes (chapter 9's views).
+            before = page.evaluate(MENU_STATE_JS, handle)  # type: ignore[attr-defined]
+            at_end = active == buttons - 1
+            key, expected = ("ArrowUp", active - 1) if at_end else ("ArrowDown", active + 1)
+            page.keyboard.press(key)  # type: ignore[attr-defined]
+            page.wait_for_function(  # type: ignore[attr-defined]
+                f"gd => gd._fullLayout.updatemenus[{menu}].active === {expected}",
+                arg=handle,
+                timeout=10_000,
+            )
+            if page.evaluate(MENU_STATE_JS, handle) == before:  # type: ignore[attr-defined]
+                unmoved.append(f"figure {figure_index}, menu {menu}")
+        assert unmoved == [], f"the arrow key changed the menu but not the figure: {unmoved}"
         assert visit.console_errors == [], visit.console_errors
     finally:
         page.context.close()  # type: ignore[attr-defined]

@@ -14,7 +14,8 @@
 //   (margins and the figure's height grow, menus/legends/sliders move), a few rounds at most;
 // - on a touch screen a swipe scrolls the page: no drag-zoom, no scroll-zoom, no mode bar;
 // - colours follow the book's light/dark theme (html[data-theme]);
-// - each slider gets a real (visually hidden) range input: Tab reaches it, arrow keys move it.
+// - each slider gets a real (visually hidden) range input: Tab reaches it, arrow keys move it;
+//   each dropdown menu a real (visually hidden) <select>, likewise.
 (function () {
   'use strict';
   var self = document.currentScript;
@@ -807,6 +808,54 @@
     });
   }
 
+  // Each dropdown menu gets a real (visually hidden) <select>: plotly's menus are SVG that Tab never
+  // reaches. Picking an option runs that button's method, as a click on it would.
+  function runButton(gd, Plotly, menuIndex, buttonIndex) {
+    var menu = gd._fullLayout.updatemenus[menuIndex];
+    var button = menu.buttons[buttonIndex];
+    var update = {};
+    update['updatemenus[' + menuIndex + '].active'] = buttonIndex;
+    return executeStep(gd, Plotly, button.method, button.args)
+      .then(function () { return Plotly.relayout(gd, update); });
+  }
+
+  function addMenuInputs(gd, Plotly) {
+    var menus = (gd._fullLayout && gd._fullLayout.updatemenus) || [];
+    if (!menus.length || gd.parentNode.querySelector('.posenc-menu-input[data-figure="' + gd.id + '"]')) return;
+    var figureTitle = titleText(gd._fullLayout.title).replace(/<[^>]*>/g, ' ');
+    menus.forEach(function (menu, i) {
+      if (!menu.visible && menu.visible !== undefined) return;
+      var select = document.createElement('select');
+      select.className = 'posenc-menu-input';
+      select.setAttribute('data-figure', gd.id);
+      select.setAttribute('data-menu', String(i));
+      select.setAttribute('aria-label', 'menu ' + (i + 1) + ' — ' + figureTitle);
+      menu.buttons.forEach(function (button, k) {
+        var option = document.createElement('option');
+        option.value = String(k);
+        option.textContent = String(button.label || 'option ' + (k + 1)).replace(/<[^>]*>/g, ' ');
+        select.appendChild(option);
+      });
+      select.value = String(menu.active || 0);
+      select.addEventListener('change', function () { runButton(gd, Plotly, i, +select.value); });
+      // Only dropdowns have a header (a row of buttons has none): the i-th menu's is the n-th one.
+      var n = menus.slice(0, i).filter(function (m) { return m.type !== 'buttons'; }).length;
+      var header = function () {
+        return menu.type === 'buttons' ? null : gd.querySelectorAll('.menulayer .updatemenu-header-group')[n];
+      };
+      select.addEventListener('focus', function () { var h = header(); if (h) h.classList.add('posenc-focus'); });
+      select.addEventListener('blur', function () { var h = header(); if (h) h.classList.remove('posenc-focus'); });
+      gd.parentNode.insertBefore(select, gd.nextSibling);
+    });
+    gd.on('plotly_buttonclicked', function () {
+      gd.parentNode.querySelectorAll('.posenc-menu-input[data-figure="' + gd.id + '"]')
+        .forEach(function (select) {
+          var menu = gd._fullLayout.updatemenus[+select.getAttribute('data-menu')];
+          if (menu) select.value = String(menu.active || 0);
+        });
+    });
+  }
+
   // --- drawing ---------------------------------------------------------------------------------------
 
   function layoutFor(gd, figure) {
@@ -844,6 +893,7 @@
       .then(function () {
         keepTheme(gd, Plotly);
         addSliderInputs(gd, Plotly);
+        addMenuInputs(gd, Plotly);
         gd.setAttribute('data-fitted', '1');
       });
   }

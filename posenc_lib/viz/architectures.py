@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 import torch
+from plotly.subplots import make_subplots
 
 from ..architectures import LayerPosition, logit_multiplier, proportional_inv_freq
 from ..rope import rope_inv_freq
-from ._checks import _base, _even, _real
-from ._style import COLORWAY, MUTED, _style
+from ._checks import _base, _even, _int, _real
+from ._style import COLORWAY, MUTED, _buttons, _style
 
-__all__ = ["frequency_selection_figure", "layer_map_figure", "temperature_figure"]
+__all__ = [
+    "frequency_selection_figure",
+    "layer_map_figure",
+    "layer_map_menu_figure",
+    "temperature_figure",
+]
 
 #: The cell categories of :func:`layer_map_figure`, with their colours.
 LAYER_CATEGORIES: tuple[tuple[str, str], ...] = (
@@ -199,5 +206,127 @@ def temperature_figure(max_position: int = 10_000_000) -> go.Figure:
         yaxis={"title": {"text": "logit multiplier"}, "range": [0, 3.2]},
         legend={"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"},
         margin={"b": 130},
+    )
+    return fig
+
+
+def _slowest_wavelength(entry: LayerPosition) -> float | None:
+    """``2π/θ`` of the layer's slowest turning pair (zero frequencies excluded); None if none."""
+    if entry.kind != "rope" or entry.inv_freq is None:
+        return None
+    turning = entry.inv_freq[entry.inv_freq > 0]
+    return float(2 * math.pi / turning.min()) if turning.numel() else None
+
+
+def _reach(entry: LayerPosition) -> int | None:
+    """Keys a query may see at most: the window or the chunk; None for full attention."""
+    return entry.window if entry.window is not None else entry.chunk
+
+
+def _layer_menu_state(name: str, plan: Sequence[LayerPosition]) -> list[dict[str, Any]]:
+    """Traces of :func:`layer_map_menu_figure` for one model."""
+    layers = [e.layer for e in plan]
+    cells = [_category(e) for e in plan]
+    strip = {"x": layers, "y": [name], "z": [cells],
+             "text": [[f"layer {e.layer}<br>{e.describe()}" for e in plan]]}
+    waves = [(e.layer, _slowest_wavelength(e)) for e in plan]
+    reach = [(e.layer, _reach(e)) for e in plan]
+    wave = {"x": [i for i, v in waves if v is not None],
+            "y": [float(f"{v:.4g}") for _, v in waves if v is not None]}
+    seen = {"x": [i for i, v in reach if v is not None],
+            "y": [v for _, v in reach if v is not None]}
+    used = set(cells)
+    legend = [{"x": [None], "y": [None], "visible": k in used}
+              for k in range(len(LAYER_CATEGORIES))]
+    return [strip, wave, seen, *legend]
+
+
+def layer_map_menu_figure(
+    plans: Mapping[str, Sequence[LayerPosition]],
+    *,
+    active: int = 0,
+    title: str = "One model's layers: what each does with position",
+) -> go.Figure:
+    """One model at a time, picked from a dropdown: its layer map and the reach of every layer.
+
+    Top: the model's layers coloured as in :func:`layer_map_figure` (hover for each layer's
+    description). Bottom, per layer on a log axis: the wavelength ``2π/θ`` of the slowest pair
+    that turns (RoPE layers; Gemma 4's zero frequencies excluded) and the keys a query can see
+    when the layer is local (its window or chunk); a full-attention layer has no such marker, as
+    it sees every earlier key, and a NoPE or ALiBi layer no wavelength.
+
+    Parameters
+    ----------
+    plans : mapping
+        ``{model name: position plan}`` (:func:`posenc_lib.architectures.position_plan`), in the
+        dropdown's order (at most 24).
+    active : int
+        Index of the model the figure opens on.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: the layer strip (heatmap), slowest wavelengths, window/chunk sizes, then one
+        legend-only marker per category of :data:`LAYER_CATEGORIES`; one dropdown over models.
+    """
+    if not isinstance(plans, Mapping) or not plans:
+        raise TypeError("plans must be a non-empty mapping {model name: position plan}")
+    if len(plans) > 24:
+        raise ValueError(f"plans must hold at most 24 models (one dropdown), got {len(plans)}")
+    names = list(plans)
+    for name in names:
+        plan = plans[name]
+        if not plan or not all(isinstance(e, LayerPosition) for e in plan):
+            raise TypeError(f"plans[{name!r}] must be a non-empty list of LayerPosition")
+    active = _int(active, "active", 0, len(names) - 1)
+    states = [_layer_menu_state(name, plans[name]) for name in names]
+    state = states[active]
+    n = len(LAYER_CATEGORIES)
+    scale = []
+    for k, (_, colour) in enumerate(LAYER_CATEGORIES):
+        scale += [[k / n, colour], [(k + 1) / n, colour]]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.22, 0.78],
+                        vertical_spacing=0.06)
+    fig.add_trace(go.Heatmap(
+        **state[0], zmin=-0.5, zmax=n - 0.5, colorscale=scale, showscale=False, xgap=1,
+        hoverinfo="text", name="layers",
+    ), row=1, col=1)
+    fig.add_trace(go.Scatter(
+        **state[1], mode="markers", name="slowest pair's wavelength 2π/θ",
+        marker={"color": COLORWAY[0], "size": 8, "symbol": "circle"},
+        hovertemplate="layer %{x}: slowest turning pair, wavelength %{y:.4g} tokens"
+                      "<extra></extra>",
+    ), row=2, col=1)
+    fig.add_trace(go.Scatter(
+        **state[2], mode="markers", name="keys a query sees (window or chunk)",
+        marker={"color": COLORWAY[5], "size": 9, "symbol": "diamond"},
+        hovertemplate="layer %{x}: a query sees at most %{y} keys<extra></extra>",
+    ), row=2, col=1)
+    for k, (label, colour) in enumerate(LAYER_CATEGORIES):  # legend entries only
+        fig.add_trace(go.Scatter(
+            **state[3 + k], mode="markers", name=label, hoverinfo="skip",
+            marker={"symbol": "square", "size": 12, "color": colour},
+        ), row=1, col=1)
+    fig.update_yaxes(showgrid=False, showticklabels=False, row=1, col=1)
+    fig.update_xaxes(showgrid=False, row=1, col=1)
+    fig.update_xaxes(title_text="layer", row=2, col=1)
+    fig.update_yaxes(title_text="tokens (log scale)", type="log", exponentformat="power",
+                     row=2, col=1)
+    buttons = []
+    for name, traces in zip(names, states, strict=True):
+        keys = sorted({key for t in traces for key in t})
+        buttons.append({
+            "label": name, "method": "restyle",
+            "args": [{key: [t.get(key) for t in traces] for key in keys},
+                     list(range(len(traces)))],
+        })
+    _style(fig, title, height=560)
+    fig.update_layout(
+        updatemenus=[_buttons(buttons, active)],
+        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.2, "yanchor": "top"},
+        margin={"t": 90, "b": 180, "l": 60, "r": 10},
+        plot_bgcolor="#ffffff",
     )
     return fig

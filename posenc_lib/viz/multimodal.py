@@ -12,13 +12,15 @@ from plotly.subplots import make_subplots
 
 from .. import multimodal as mm
 from .. import rope
-from ._checks import _base, _bool, _even, _int, _lists, _np, _seed
+from ._checks import _base, _bool, _even, _fmt, _int, _lists, _np, _seed
 from ._style import COLORWAY, _slider, _style
 
 __all__ = [
     "IMAGE_SIZES",
     "MROPE_MODELS",
     "mrope_axes_figure",
+    "mrope_section_grid",
+    "mrope_sections_figure",
     "position_ids_figure",
     "rope_2d_similarity_figure",
 ]
@@ -277,3 +279,145 @@ def position_ids_figure(
     return _style(fig, title, height=520)
 
 
+
+
+def mrope_section_grid(head_dim: int = 128, step: int = 8) -> tuple[tuple[int, int, int], ...]:
+    """Sections ``(s_t, s, s)`` with ``s_t = 0, step, 2·step, …`` and height = width (Qwen's way).
+
+    Parameters
+    ----------
+    head_dim : int
+        Rotated features per head (even, 4 … 1024); the sections split its ``head_dim/2`` pairs.
+    step : int
+        Spacing of ``s_t`` (even, >= 2, so ``head_dim/2 − s_t`` stays even when ``head_dim/2`` is).
+
+    Returns
+    -------
+    tuple of (int, int, int)
+        Every ``(s_t, (n − s_t)/2, (n − s_t)/2)`` with ``n = head_dim/2``, ``s_t`` a multiple of
+        ``step`` and ``n − s_t`` even.
+    """
+    head_dim = _even(head_dim, "head_dim", 4, 1024)
+    step = _even(step, "step", 2, head_dim // 2)
+    n = head_dim // 2
+    return tuple((t, (n - t) // 2, (n - t) // 2) for t in range(0, n + 1, step) if (n - t) % 2 == 0)
+
+
+_LAYOUTS = ("contiguous", "interleaved")
+
+
+def _mrope_sections_state(
+    section: tuple[int, int, int], base: float
+) -> list[dict[str, Any]]:
+    """Traces of :func:`mrope_sections_figure` at one section: heatmap, then t, h, w dots."""
+    n = sum(section)
+    wavelength = _np(2 * np.pi / rope.rope_inv_freq(2 * n, base))
+    z: list[list[float | None]] = []
+    text: list[list[str]] = []
+    dots: list[dict[str, list[Any]]] = [{"x": [], "y": []} for _ in range(3)]
+    for layout in _LAYOUTS:
+        try:
+            axes = _np(mm.mrope_axis_map(section, interleaved=layout == "interleaved")).tolist()
+        except ValueError:  # MRoPE-I cannot deal these counts out in turn: an empty row
+            z.append([None] * n)
+            text.append(["cannot interleave"] * n)
+            continue
+        z.append([float(a) for a in axes])
+        text.append([mm.MROPE_AXES[a] for a in axes])
+        for i, a in enumerate(axes):
+            dots[a]["x"].append(round(float(wavelength[i]), 2))
+            dots[a]["y"].append(f"{mm.MROPE_AXES[a]}, {layout}")
+    custom = [[round(float(v), 2) for v in wavelength]] * 2
+    return [{"z": z, "text": text, "customdata": custom}, *dots]
+
+
+def mrope_sections_figure(
+    mrope_section: Sequence[int] = (16, 24, 24),
+    base: float = 1e6,
+    *,
+    sections: Sequence[Sequence[int]] | None = None,
+) -> go.Figure:
+    """How ``mrope_section`` splits the frequency pairs among t, h and w, with a slider over splits.
+
+    Top: which id each pair reads (:func:`posenc_lib.multimodal.mrope_axis_map`), contiguous
+    (Qwen2-VL, Qwen2.5-VL) and interleaved (MRoPE-I, Qwen3-VL); the interleaved row is empty for a
+    section MRoPE-I cannot realise. Bottom: the wavelength ``2π/θ_i`` of every pair each axis reads,
+    ``θ_i = base^(−2i/d)``, ``d = 2·sum(mrope_section)``, one row of dots per axis and layout.
+
+    Parameters
+    ----------
+    mrope_section : sequence of int
+        ``(s_t, s_h, s_w)`` the figure opens on; added to ``sections`` if missing.
+    base : float
+        ``rope_theta`` (> 1).
+    sections : sequence of (int, int, int), optional
+        The slider steps, all with the same sum as ``mrope_section`` (at most 33); default
+        :func:`mrope_section_grid` of ``d``.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: the axis heatmap, then the wavelength dots of t, h and w; one slider over sections.
+    """
+    section = mm._check_section(mrope_section)
+    base = _base(base)
+    n = sum(section)
+    if sections is None:
+        sections = mrope_section_grid(2 * n) if n % 2 == 0 and n >= 4 else ()
+    if isinstance(sections, (str, bytes)) or not isinstance(sections, Sequence):
+        raise TypeError(f"sections must be a sequence of (s_t, s_h, s_w), got {sections!r}")
+    steps_at = [mm._check_section(s) for s in sections]
+    if any(sum(s) != n for s in steps_at):
+        raise ValueError(f"sections must all sum to sum(mrope_section) = {n} (one head size)")
+    grid = sorted(set(steps_at) | {section})
+    if len(grid) > 33:
+        raise ValueError(f"sections must hold at most 33 splits, got {len(grid)}")
+    state = _mrope_sections_state(section, base)
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.3, 0.7], vertical_spacing=0.16)
+    colorscale = []
+    for a, colour in enumerate(_AXIS_COLOURS):
+        colorscale += [[a / 3, colour], [(a + 1) / 3, colour]]
+    fig.add_trace(go.Heatmap(
+        **state[0], x=list(range(n)), y=list(_LAYOUTS), zmin=-0.5, zmax=2.5,
+        colorscale=colorscale, showscale=False, xgap=1, ygap=4, hoverongaps=False,
+        hovertemplate="%{y}: pair %{x} reads %{text}<br>wavelength %{customdata:.4g} "
+                      "positions<extra></extra>",
+    ), row=1, col=1)
+    names = ("t (time)", "h (height)", "w (width)")
+    for a in range(3):
+        fig.add_trace(go.Scatter(
+            **state[1 + a], mode="markers", name=names[a],
+            marker={"color": _AXIS_COLOURS[a], "size": 7, "symbol": "line-ns-open",
+                    "line": {"width": 2, "color": _AXIS_COLOURS[a]}},
+            hovertemplate="%{y}: wavelength %{x:.4g} positions<extra></extra>",
+        ), row=2, col=1)
+    rows = [f"{axis}, {layout}" for layout in _LAYOUTS for axis in mm.MROPE_AXES]
+    fig.update_xaxes(title_text="frequency pair i (fast → slow)", row=1, col=1)
+    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    fig.update_xaxes(title_text="wavelength 2π/θ_i (positions), log scale", type="log",
+                     exponentformat="power", row=2, col=1)
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=rows,
+                     autorange="reversed", row=2, col=1)
+    def title(s: tuple[int, int, int]) -> str:
+        return f"{n} frequency pairs (base {_fmt(base)}): t {s[0]}, h {s[1]}, w {s[2]}"
+
+    # A step's label is s_t alone (nine labels like "16/24/24" would overlap on a phone); the
+    # title says the whole split.
+    steps = []
+    for s in grid:
+        traces = _mrope_sections_state(s, base)
+        steps.append({
+            "method": "update", "label": str(s[0]),
+            "args": [{
+                "z": [traces[0]["z"], None, None, None],
+                "text": [traces[0]["text"], None, None, None],
+                "x": [list(range(n)), *(t["x"] for t in traces[1:])],
+                "y": [list(_LAYOUTS), *(t["y"] for t in traces[1:])],
+            }, {"title.text": title(s)}, [0, 1, 2, 3]],
+        })
+    fig.update_layout(
+        sliders=[_slider(steps, grid.index(section), "pairs reading time: ", y=-0.1, pad_t=30)],
+        legend={"orientation": "h", "x": 0.0, "y": 1.0, "yanchor": "bottom"},
+        margin={"t": 100, "b": 110},
+    )
+    return _style(fig, title(section), height=640)

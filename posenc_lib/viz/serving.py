@@ -1,4 +1,4 @@
-"""Chapter 12's mask gallery: who may attend to whom under padding, packing and windows."""
+"""Chapter 12's masks: who may attend to whom under padding, packing, windows and sinks."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..serving import packed_causal_mask, packed_document_ids, sliding_window_ma
 from ._checks import _int
 from ._style import COLORWAY, _slider, _style
 
-__all__ = ["serving_masks_figure"]
+__all__ = ["STREAMING_SINKS", "STREAMING_WINDOWS", "serving_masks_figure", "streaming_cache_figure"]
 
 _SEEN = COLORWAY[0]
 _CLEAR = "#eaeef2"
@@ -105,3 +105,122 @@ def serving_masks_figure(
         meta={"documents": docs},
     )
     return _style(fig, f"Who may attend to whom<br><sup>{steps[0]['caption']}</sup>", height=560)
+
+
+#: The window sizes and sink counts offered by the sliders of :func:`streaming_cache_figure`.
+STREAMING_WINDOWS: tuple[int, ...] = (2, 3, 4, 6, 8, 12, 16)
+STREAMING_SINKS: tuple[int, ...] = (0, 1, 2, 4)
+
+_SINK = COLORWAY[1]
+_EVICTED = "#c9d1d9"
+
+
+def _part(mask: torch.Tensor) -> dict[str, Any]:
+    """A heatmap layer that draws the ``True`` cells of ``mask`` (1) and leaves the rest a gap."""
+    return {"z": [[1 if v else None for v in row] for row in mask.tolist()]}
+
+
+def _window_part(seq_len: int, window: int) -> dict[str, Any]:
+    return _part(sliding_window_mask(seq_len, window))
+
+
+def _sink_part(seq_len: int, n_sinks: int) -> dict[str, Any]:
+    """The sinks' cells: earlier-or-own keys among the first ``n_sinks``."""
+    causal = torch.ones(seq_len, seq_len, dtype=torch.bool).tril()
+    return _part(causal & (torch.arange(seq_len)[None, :] < n_sinks))
+
+
+def streaming_cache_figure(
+    seq_len: int = 20,
+    window: int = 4,
+    n_sinks: int = 2,
+    *,
+    windows: Sequence[int] = STREAMING_WINDOWS,
+    sinks: Sequence[int] = STREAMING_SINKS,
+) -> go.Figure:
+    """StreamingLLM's cache as a mask: which keys each query sees, with a slider for each knob.
+
+    Three heatmap layers, query × key: every earlier key in grey (evicted unless a layer above
+    covers it), the ``window`` most recent keys in blue (the query's own included, as
+    :func:`posenc_lib.serving.sliding_window_mask`), the first ``n_sinks`` keys in orange. The
+    coloured cells together are :func:`posenc_lib.serving.streaming_cache_mask`. One slider sets
+    the window (restyling the blue layer only), the other the number of sinks (the orange layer
+    only), so the two combine freely in the static page.
+
+    Parameters
+    ----------
+    seq_len : int
+        Tokens drawn (2 … 64).
+    window : int
+        Window the figure opens on (1 … seq_len); added to ``windows`` if missing.
+    n_sinks : int
+        Sinks the figure opens on (0 … seq_len); added to ``sinks`` if missing.
+    windows, sinks : sequence of int
+        The slider steps (each in the ranges above).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: evicted (grey), window (blue), sinks (orange), then two legend-only markers; slider
+        0 is the window, slider 1 the number of sinks.
+    """
+    seq_len = _int(seq_len, "seq_len", 2, 64)
+    window = _int(window, "window", 1, seq_len)
+    n_sinks = _int(n_sinks, "n_sinks", 0, seq_len)
+    grids = []
+    for name, grid, value, lo in (("windows", windows, window, 1), ("sinks", sinks, n_sinks, 0)):
+        if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or not grid:
+            raise TypeError(f"{name} must be a non-empty sequence of integers, got {grid!r}")
+        checked = {_int(v, f"{name}[i]", lo, seq_len) for v in grid}
+        grids.append(sorted(checked | {value}))
+    window_grid, sink_grid = grids
+    positions = list(range(seq_len))
+    causal = torch.ones(seq_len, seq_len, dtype=torch.bool).tril()
+    # The grey layer has no hover of its own: under a coloured cell it would say "evicted".
+    layers = (
+        ("evicted", _part(causal), _EVICTED, None),
+        ("window", _window_part(seq_len, window), _SEEN, "in the recent window"),
+        ("sinks", _sink_part(seq_len, n_sinks), _SINK, "a sink: kept for good"),
+    )
+    fig = go.Figure()
+    for name, props, colour, words in layers:
+        hover: dict[str, Any] = (
+            {"hoverinfo": "skip"} if words is None else
+            {"hovertemplate": f"query %{{y}}, key %{{x}}: {words}<extra></extra>"}
+        )
+        fig.add_trace(go.Heatmap(
+            **props, x=positions, y=positions, name=name, zmin=0, zmax=1,
+            colorscale=[[0, colour], [1, colour]], showscale=False, xgap=1, ygap=1,
+            hoverongaps=False, **hover,
+        ))
+    for label, colour in (("recent window (W)", _SEEN), ("sink (kept for good)", _SINK),
+                          ("evicted", _EVICTED)):
+        fig.add_trace(go.Scatter(
+            x=[None], y=[None], mode="markers", name=label, hoverinfo="skip",
+            marker={"symbol": "square", "size": 12, "color": colour},
+        ))
+    fig.update_xaxes(title="key position n", dtick=2, constrain="domain")
+    fig.update_yaxes(title="query position m", autorange="reversed", dtick=2,
+                     scaleanchor="x", constrain="domain")
+    window_steps = [
+        {"label": str(w), "method": "restyle",
+         "args": [{"z": [_window_part(seq_len, w)["z"]]}, [1]]}
+        for w in window_grid
+    ]
+    sink_steps = [
+        {"label": str(s), "method": "restyle",
+         "args": [{"z": [_sink_part(seq_len, s)["z"]]}, [2]]}
+        for s in sink_grid
+    ]
+    fig.update_layout(
+        sliders=[
+            {**_slider(window_steps, window_grid.index(window), "window W = ", y=-0.1, pad_t=30),
+             "len": 0.56},
+            {**_slider(sink_steps, sink_grid.index(n_sinks), "sinks = ", y=-0.1, pad_t=30),
+             "x": 0.64, "len": 0.36},
+        ],
+        legend={"orientation": "h", "x": 0.0, "y": 1.0, "yanchor": "bottom"},
+        margin={"t": 110, "b": 100},
+        meta={"windows": window_grid, "sinks": sink_grid},
+    )
+    return _style(fig, "Which keys a StreamingLLM cache keeps for each query", height=640)
