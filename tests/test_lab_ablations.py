@@ -29,7 +29,8 @@ TINY = LabSettings(train_length=8, eval_multiples=(1, 2), steps=2, batch=2, d_mo
 
 def test_paper_ramp_at_the_labs_head_size() -> None:
     # d = 16, L = 33 positions (BOS included), 4L: pair 0 turns 33/(2π) = 5.25 times, inside
-    # [α, β] = [1, 32], so the paper's rule interpolates it; the rounded index ramp keeps it.
+    # [α, β] = [1, 32], so the paper's rule interpolates it; the index ramp keeps it, because its
+    # low end, the index of 32 turns (about −1.57), is clamped to pair 0.
     theta = rope_inv_freq(16, 1e4)
     paper, _ = yarn_paper_inv_freq(16, 1e4, 129 / 33, 33)
     reference, _ = yarn_inv_freq(16, 1e4, 129 / 33, 33)
@@ -62,6 +63,42 @@ def test_paper_ramp_laws(dim: int, factor: float, length: int, log_base: float) 
 def test_paper_ramp_bad_input(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         yarn_paper_inv_freq(16, 1e4, 4.0, 32, **kwargs)
+
+
+def test_the_clamp_not_the_rounding_keeps_pair_0_at_head_size_16() -> None:
+    # i(β) = d·ln(L/(2π·β))/(2·ln b) for d = 16, b = 10⁴, L = 33 positions
+    def index(turns: float) -> float:
+        return 16 * math.log(33 / (2 * math.pi * turns)) / (2 * math.log(1e4))
+
+    assert index(32.0) == pytest.approx(-1.570, abs=1e-3) and index(1.0) == pytest.approx(1.441,
+                                                                                         abs=1e-3)
+    from posenc_lib.scaling import yarn_correction_range
+
+    assert yarn_correction_range(16, 1e4, 33) == (0.0, 2.0)  # floor −2 → clamp 0; ceil 2
+    low, high = yarn_correction_range(16, 1e4, 33, truncate=False)
+    assert low == 0.0 and high == pytest.approx(index(1.0))  # the clamp stays without rounding
+    theta = rope_inv_freq(16, 1e4)
+    for truncate in (True, False):
+        freq, _ = yarn_inv_freq(16, 1e4, 129 / 33, 33, truncate=truncate)
+        assert float(freq[0] / theta[0]) == 1.0  # pair 0 kept either way
+    # Rounding moves only pair 1: ramp 1/2 (rounded) against 1/1.44 (unrounded), at s = 129/33.
+    rounded = float(yarn_inv_freq(16, 1e4, 129 / 33, 33)[0][1] / theta[1])
+    unrounded = float(yarn_inv_freq(16, 1e4, 129 / 33, 33, truncate=False)[0][1] / theta[1])
+    s = 129 / 33
+    assert rounded == pytest.approx(0.5 / s + 0.5)
+    assert unrounded == pytest.approx((1 / high) / s + (1 - 1 / high))
+    # Without the clamp the ramp would start at −1.6, and pair 0 would be interpolated by about half.
+    ramp_0 = (0 - index(32.0)) / (index(1.0) - index(32.0))
+    assert 0.5 < ramp_0 < 0.55
+
+
+def test_yarn_unrounded_is_the_index_ramp_without_rounding() -> None:
+    assert "yarn_unrounded" not in GRID_ROPE_METHODS
+    model = build_model(TINY, "copy", "rope", 0)
+    freq, scale = rope_method_inv_freq(model, "yarn_unrounded", 36, 9)
+    expected, attention = yarn_inv_freq(8, 1e4, 4.0, 9, truncate=False)
+    torch.testing.assert_close(freq, expected)
+    assert scale == pytest.approx(attention**2)
 
 
 def test_yarn_paper_is_a_lab_method_outside_the_main_grid() -> None:

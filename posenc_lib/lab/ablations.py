@@ -5,10 +5,12 @@ changed (``overrides``), evaluated as the grid is, plus extra inference-time RoP
 results go into ``posenc_lib/lab/data/lab_ablations.json`` (package data, read by chapter 9);
 ``python -m posenc_lib.lab ablations`` reruns them (about 15 minutes on one core).
 
-* ``budget``: NoPE on the Markov chain with three times the steps, without and with a BOS token
-  (seed 0, as the main grid's first seed). Does BOS decide *whether* NoPE learns, or how fast?
-* ``yarn_ramp``: the RoPE copy model of the main grid (seed 0, retrained: the run is
-  deterministic), evaluated with the reference code's YaRN and with the paper's continuous ramp.
+* ``nope_*_3x``: NoPE with three times the steps: on the Markov chain without and with a BOS
+  token, on the copy task without (seed 0, as the main grid's first seed). Does BOS decide
+  *whether* NoPE learns, or how fast?
+* ``rope_copy_bos``: the RoPE copy model of the main grid (seed 0, retrained: the run is
+  deterministic), evaluated with the reference code's YaRN, with the same ramp unrounded
+  (``yarn_unrounded``) and with the paper's continuous ramp in the turn count (``yarn_paper``).
 * ``nope_*_random_first``: NoPE with a random task token in front of every sequence instead of
   the one BOS id (seed 0);
 * ``hybrid_*``: RoPE in every layer but the last, which has none (as iRoPE and SmolLM3 mix
@@ -53,7 +55,9 @@ class Ablation:
 ABLATIONS = (
     Ablation("nope_markov_no_bos_3x", "markov", "none", 0, "no_bos", {"steps": 4500}),
     Ablation("nope_markov_bos_3x", "markov", "none", 0, "bos", {"steps": 4500}),
-    Ablation("rope_copy_bos", "copy", "rope", 0, "bos", {}, ("yarn_paper",)),
+    Ablation("rope_copy_bos", "copy", "rope", 0, "bos", {}, ("yarn_paper", "yarn_unrounded")),
+    # The copy task's counterpart of the first: without BOS, three times the steps.
+    Ablation("nope_copy_no_bos_3x", "copy", "none", 0, "no_bos", {"steps": 4500}),
     # A second no-BOS seed for the schemes whose BOS effect the chapter states per seed.
     *(Ablation(f"{scheme}_{task}_no_bos_seed1", task, scheme, 1, "no_bos")
       for scheme in ("rope", "t5") for task in ("copy", "markov")),

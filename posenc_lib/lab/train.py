@@ -48,12 +48,15 @@ __all__ = [
 
 # Inference-time RoPE methods. "_temp": with YaRN's attention temperature (0.1·ln s + 1)² on the
 # logits; "yarn_no_temp": YaRN's spectrum without it; "temp": the temperature alone. "yarn" is the
-# reference code's YaRN (ramp linear in the pair index, ends rounded to whole indices, as in
-# transformers); "yarn_paper" is the paper's continuous ramp in each pair's turn count, with the
-# same temperature. The main grid evaluates GRID_ROPE_METHODS; "yarn_paper" runs in the ablations.
+# reference code's YaRN (ramp linear in the pair index between the indices of beta = 32 and
+# alpha = 1 turns, ends rounded outward to whole indices and the low end clamped at pair 0, as in
+# transformers); "yarn_unrounded" is the same without the rounding (transformers' truncate=False;
+# the clamp at 0 stays); "yarn_paper" is the paper's continuous ramp in each pair's turn count.
+# All three apply the same temperature. The main grid evaluates GRID_ROPE_METHODS; the last two
+# run in the ablations.
 ROPE_METHODS = ("plain", "pi", "ntk", "dynamic_ntk", "yarn",
-                "yarn_no_temp", "pi_temp", "ntk_temp", "temp", "yarn_paper")
-GRID_ROPE_METHODS = ROPE_METHODS[:-1]
+                "yarn_no_temp", "pi_temp", "ntk_temp", "temp", "yarn_paper", "yarn_unrounded")
+GRID_ROPE_METHODS = ROPE_METHODS[:-2]
 
 # The grid's variants: the main one (a BOS token on every sequence) and two ablations.
 VARIANTS = ("bos", "no_bos", "learned_std1")
@@ -241,7 +244,8 @@ def rope_method_inv_freq(
     ``s <= 1`` every method is plain RoPE); dynamic NTK is Hugging Face's rule with factor 1,
     ``s = length / train_length`` for the current length ``length`` (:func:`evaluate` applies it
     block by block). YaRN scales the logits by its attention factor squared,
-    ``(0.1·ln s + 1)²``; ``yarn_no_temp`` drops it, ``pi_temp``, ``ntk_temp`` and ``temp`` add it
+    ``(0.1·ln s + 1)²`` (as do ``yarn_unrounded``, the ramp without rounding its ends, and
+    ``yarn_paper``, the paper's ramp in the turn count); ``yarn_no_temp`` drops it, ``pi_temp``, ``ntk_temp`` and ``temp`` add it
     to PI, NTK and plain RoPE.
     """
     method = check_choice(method, "method", ROPE_METHODS)
@@ -266,7 +270,9 @@ def rope_method_inv_freq(
         inv_freq = yarn_freq
     elif method == "yarn_paper":
         inv_freq, _ = yarn_paper_inv_freq(dim, base, factor, train_length)
-    scaled = method in ("yarn", "yarn_paper", "pi_temp", "ntk_temp", "temp")
+    elif method == "yarn_unrounded":
+        inv_freq, _ = yarn_inv_freq(dim, base, factor, train_length, truncate=False)
+    scaled = method in ("yarn", "yarn_paper", "yarn_unrounded", "pi_temp", "ntk_temp", "temp")
     return inv_freq, temperature if scaled else 1.0
 
 

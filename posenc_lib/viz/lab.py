@@ -61,6 +61,8 @@ METHOD_LABELS = {
     "pi_temp": "PI + YaRN's temperature",
     "ntk_temp": "NTK + YaRN's temperature",
     "temp": "YaRN's temperature alone",
+    "yarn_paper": "YaRN, the paper's ramp in turns",
+    "yarn_unrounded": "YaRN, index ramp unrounded",
 }
 REFERENCE_LABELS = {
     "floor": "the chain's entropy (floor)",
@@ -289,7 +291,8 @@ def yarn_ramp_figure(dims: tuple[int, ...], base: float, factor: float,
     """θ'_i/θ_i per pair under YaRN's two ramps, one view per head size (buttons).
 
     The reference code's ramp (:func:`posenc_lib.scaling.yarn_inv_freq`, as in transformers) is
-    linear in the pair index with its ends rounded to whole indices; the paper's
+    linear in the pair index with its ends rounded to whole indices and its low end clamped at
+    pair 0; the same ramp unrounded (``truncate=False``) is drawn dotted; the paper's
     (:func:`posenc_lib.scaling.yarn_paper_inv_freq`) is linear in each pair's turn count within
     ``train_length``. PI (every pair at ``1/s``) is drawn for reference.
     """
@@ -305,6 +308,8 @@ def yarn_ramp_figure(dims: tuple[int, ...], base: float, factor: float,
         ratios = {
             "reference code / transformers (rounded index ramp)":
                 yarn_inv_freq(dim, base, factor, train_length)[0] / theta,
+            "the same index ramp, unrounded":
+                yarn_inv_freq(dim, base, factor, train_length, truncate=False)[0] / theta,
             "paper (continuous ramp in turns)":
                 yarn_paper_inv_freq(dim, base, factor, train_length)[0] / theta,
         }
@@ -313,7 +318,7 @@ def yarn_ramp_figure(dims: tuple[int, ...], base: float, factor: float,
             fig.add_trace(go.Scatter(
                 x=list(range(dim // 2)), y=ratio.numpy().round(4).tolist(), customdata=turns,
                 mode="lines+markers", name=name, visible=d_index == 0,
-                line={"color": COLORWAY[k], "width": 2, "dash": ("solid", "dash")[k]},
+                line={"color": COLORWAY[k], "width": 2, "dash": ("solid", "dot", "dash")[k]},
                 hovertemplate=("pair %{x}: θ'/θ = %{y:.3f}<br>%{customdata:.2f} turns in "
                                f"L = {train_length}<extra>{name}</extra>")))
             owner.append(d_index)
