@@ -206,3 +206,66 @@ def test_in_range_probe_read_beyond_the_range_saturates() -> None:
     assert read[-1] > read[n + 8] + 5  # still rising overall: a compressed, not a frozen, code
     with pytest.raises(ValueError, match="length"):
         probe_readout(model, task, n, n, bos=task.vocab)
+
+
+def test_bos_attention_of_a_uniform_head_is_one_over_the_keys() -> None:
+    from posenc_lib.lab.model import ModelConfig, TinyDecoder
+    from posenc_lib.lab.results import bos_attention
+
+    torch.manual_seed(0)
+    model = TinyDecoder(ModelConfig(vocab=10, scheme="none", d_model=16, n_heads=2, n_layers=2,
+                                    d_ff=16, max_len=16)).eval()
+    with torch.no_grad():
+        model.blocks[0].attn.qkv.weight[:32] = 0.0  # queries and keys of block 0: every logit 0
+    tokens = torch.randint(0, 10, (3, 12))
+    weight = bos_attention(model, tokens, layer=0)
+    assert weight.shape == (2, 12) and weight.dtype == torch.float64
+    expected = 1 / torch.arange(1, 13, dtype=torch.float64)
+    torch.testing.assert_close(weight, expected.expand(2, -1), rtol=1e-6, atol=1e-7)
+    assert not torch.allclose(bos_attention(model, tokens, layer=1), expected.expand(2, -1))
+    with pytest.raises(ValueError, match="layer must be in"):
+        bos_attention(model, tokens, layer=2)
+    with pytest.raises(TypeError, match="model"):
+        bos_attention("model", tokens)  # type: ignore[arg-type]
+
+
+def test_trained_nope_first_block_counts_like_the_hand_built_head() -> None:
+    from posenc_lib.lab.results import bos_attention, load_artifacts, load_nope_model
+    from posenc_lib.lab.train import eval_batch
+
+    settings = LabSettings()
+    model = load_nope_model(load_artifacts(), settings, "bos")
+    task = task_for(settings, "markov")
+    inputs, _, _ = eval_batch(settings, task, settings.train_length, bos=True)
+    weight = bos_attention(model, inputs)[:, 1:]  # queries that see 2 … L + 1 keys
+    keys = torch.arange(2, settings.train_length + 2, dtype=torch.float64)
+    for head in weight:  # log-log slope near −1 in every head: weight ∝ 1/keys
+        slope = float(torch.linalg.lstsq(
+            torch.stack([keys.log(), torch.ones_like(keys)], 1), head.log()[:, None]
+        ).solution[0, 0])
+        assert -1.1 < slope < -0.8
+
+
+@given(values=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=50))
+def test_accuracy_standard_error_bound_holds(values: list[float]) -> None:
+    from posenc_lib.lab.results import accuracy_standard_error_bound
+
+    a = torch.tensor(values, dtype=torch.float64)
+    p = float(a.mean().clamp(0.0, 1.0))
+    se = float(a.std(unbiased=False)) / math.sqrt(len(values))
+    assert se <= accuracy_standard_error_bound(p, len(values)) + 1e-12
+
+
+def test_accuracy_standard_error_bound_values() -> None:
+    from posenc_lib.lab.results import accuracy_standard_error_bound
+
+    assert accuracy_standard_error_bound(0.5, 64) == 0.0625
+    assert accuracy_standard_error_bound(1.0, 64) == 0.0
+    # all-or-nothing sequences reach the bound
+    a = torch.tensor([1.0] * 48 + [0.0] * 16, dtype=torch.float64)
+    assert float(a.std(unbiased=False)) / 8 == pytest.approx(accuracy_standard_error_bound(0.75, 64))
+    for bad, match in ((1.5, "accuracy must be in"), (math.nan, "accuracy"), (True, "accuracy")):
+        with pytest.raises((ValueError, TypeError), match=match):
+            accuracy_standard_error_bound(bad, 64)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="sequences"):
+        accuracy_standard_error_bound(0.5, 0)
