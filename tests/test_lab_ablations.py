@@ -269,3 +269,30 @@ def test_accuracy_standard_error_bound_values() -> None:
             accuracy_standard_error_bound(bad, 64)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="sequences"):
         accuracy_standard_error_bound(0.5, 0)
+
+
+def test_query_scale_is_a_per_query_temperature() -> None:
+    task = task_for(TINY, "markov")
+    model = build_model(TINY, "markov", "none", 0).eval()
+    tokens = torch.randint(0, task.vocab, (2, 10))
+    plain = model(tokens)
+    ones = model(tokens, query_scale=torch.ones(10))
+    torch.testing.assert_close(ones.logits, plain.logits, rtol=0, atol=0)
+    # A factor c on every query equals logit_scale = c ...
+    torch.testing.assert_close(model(tokens, query_scale=torch.full((10,), 1.7)).logits,
+                               model(tokens, logit_scale=1.7).logits, rtol=1e-5, atol=1e-6)
+    # ... and a factor on the later queries alone leaves the earlier rows' attention untouched.
+    late = torch.cat([torch.ones(6), torch.full((4,), 3.0)])
+    scaled = model(tokens, query_scale=late)
+    first = scaled.attention[0]
+    torch.testing.assert_close(first[:, :, :6], plain.attention[0][:, :, :6], rtol=0, atol=0)
+    assert (first[:, :, 6:] - plain.attention[0][:, :, 6:]).abs().max() > 1e-3
+    scale = torch.ones(TINY.train_length * 2)
+    assert evaluate_full(model, TINY, task, 2 * TINY.train_length, bos=False,
+                         query_scale=scale)["metric"] == evaluate_full(
+        model, TINY, task, 2 * TINY.train_length, bos=False)["metric"]
+    for bad in (torch.ones(9), torch.zeros(10), torch.full((10,), math.nan), torch.ones(10).long()):
+        with pytest.raises(ValueError, match="query_scale"):
+            model(tokens, query_scale=bad)
+    with pytest.raises(ValueError, match="query_scale"):
+        evaluate_full(model, TINY, task, 8, query_scale=torch.ones(3))

@@ -309,6 +309,7 @@ def evaluate_full(
     bos: bool = True,
     logit_scale: float = 1.0,
     random_first: bool = False,
+    query_scale: torch.Tensor | None = None,
 ) -> dict:
     """Score ``model`` on the fixed evaluation batch of ``length`` task tokens.
 
@@ -331,6 +332,9 @@ def evaluate_full(
 
     ``logit_scale`` (any scheme, > 0) multiplies every attention logit on top of the method's
     own factor: an inference-time temperature (Wang et al.'s remedy for NoPE's dilution).
+    ``query_scale`` (any scheme) is a per-query temperature instead: ``(positions,)`` factors
+    (a first token included), the one at index ``m`` multiplying the logits of the query at
+    ``m`` (:meth:`TinyDecoder.forward`).
     """
     length = check_positive_int(length, "length")
     method = check_choice(method, "method", ROPE_METHODS)
@@ -344,6 +348,10 @@ def evaluate_full(
     if not rope and method != "plain":
         raise ValueError(f"method {method!r} needs a RoPE model")
     positions = inputs.shape[1]
+    if query_scale is not None and (not isinstance(query_scale, torch.Tensor)
+                                    or query_scale.shape != (positions,)):
+        raise ValueError(f"query_scale must be a tensor of shape ({positions},), one factor per "
+                         f"position of the evaluation sequence")
     train_positions = settings.train_length + int(bos)
     if method != "dynamic_ntk":
         kwargs: dict = {"logit_scale": float(logit_scale)}
@@ -351,7 +359,7 @@ def evaluate_full(
             inv_freq, method_scale = rope_method_inv_freq(model, method, positions,
                                                           train_positions)
             kwargs = {"inv_freq": inv_freq, "logit_scale": method_scale * float(logit_scale)}
-        losses, correct = _loss(model, inputs, targets, **kwargs)
+        losses, correct = _loss(model, inputs, targets, query_scale=query_scale, **kwargs)
     else:
         losses = torch.empty(inputs.shape)
         correct = torch.empty(inputs.shape, dtype=torch.bool)
@@ -359,9 +367,10 @@ def evaluate_full(
         begin = 0
         for end in ends:
             inv_freq, _ = rope_method_inv_freq(model, method, end, train_positions)
-            block_losses, block_correct = _loss(model, inputs[:, :end], targets[:, :end],
-                                                inv_freq=inv_freq,
-                                                logit_scale=float(logit_scale))
+            block_losses, block_correct = _loss(
+                model, inputs[:, :end], targets[:, :end], inv_freq=inv_freq,
+                logit_scale=float(logit_scale),
+                query_scale=None if query_scale is None else query_scale[:end])
             losses[:, begin:end] = block_losses[:, begin:]
             correct[:, begin:end] = block_correct[:, begin:]
             begin = end
