@@ -87,7 +87,7 @@ def test_the_clamp_not_the_rounding_keeps_pair_0_at_head_size_16() -> None:
     s = 129 / 33
     assert rounded == pytest.approx(0.5 / s + 0.5)
     assert unrounded == pytest.approx((1 / high) / s + (1 - 1 / high))
-    # Without the clamp the ramp would start at −1.6, and pair 0 would be interpolated by about half.
+    # Without the clamp the ramp would start at −1.57: pair 0 would be interpolated by about half.
     ramp_0 = (0 - index(32.0)) / (index(1.0) - index(32.0))
     assert 0.5 < ramp_0 < 0.55
 
@@ -263,7 +263,8 @@ def test_accuracy_standard_error_bound_values() -> None:
     assert accuracy_standard_error_bound(1.0, 64) == 0.0
     # all-or-nothing sequences reach the bound
     a = torch.tensor([1.0] * 48 + [0.0] * 16, dtype=torch.float64)
-    assert float(a.std(unbiased=False)) / 8 == pytest.approx(accuracy_standard_error_bound(0.75, 64))
+    bound = accuracy_standard_error_bound(0.75, 64)
+    assert float(a.std(unbiased=False)) / 8 == pytest.approx(bound)
     for bad, match in ((1.5, "accuracy must be in"), (math.nan, "accuracy"), (True, "accuracy")):
         with pytest.raises((ValueError, TypeError), match=match):
             accuracy_standard_error_bound(bad, 64)  # type: ignore[arg-type]

@@ -9,8 +9,9 @@ results go into ``posenc_lib/lab/data/lab_ablations.json`` (package data, read b
   token, on the copy task without (seed 0, as the main grid's first seed). Does BOS decide
   *whether* NoPE learns, or how fast?
 * ``rope_copy_bos``: the RoPE copy model of the main grid (seed 0, retrained; on another machine
-  float rounding can make it differ from the committed run beyond ``L``), evaluated with the reference code's YaRN, with the same ramp unrounded
-  (``yarn_unrounded``) and with the paper's continuous ramp in the turn count (``yarn_paper``).
+  float rounding can make it differ from the committed run beyond ``L``), evaluated with the
+  reference code's YaRN, with the same ramp unrounded (``yarn_unrounded``) and with the paper's
+  continuous ramp in the turn count (``yarn_paper``).
 * ``nope_*_random_first``: NoPE with a random task token in front of every sequence instead of
   the one BOS id (seed 0);
 * ``hybrid_*``: RoPE in every layer but the last, which has none (as iRoPE and SmolLM3 mix

@@ -245,8 +245,8 @@ def rope_method_inv_freq(
     ``s = length / train_length`` for the current length ``length`` (:func:`evaluate` applies it
     block by block). YaRN scales the logits by its attention factor squared,
     ``(0.1·ln s + 1)²`` (as do ``yarn_unrounded``, the ramp without rounding its ends, and
-    ``yarn_paper``, the paper's ramp in the turn count); ``yarn_no_temp`` drops it, ``pi_temp``, ``ntk_temp`` and ``temp`` add it
-    to PI, NTK and plain RoPE.
+    ``yarn_paper``, the paper's ramp in the turn count); ``yarn_no_temp`` drops it, ``pi_temp``,
+    ``ntk_temp`` and ``temp`` add it to PI, NTK and plain RoPE.
     """
     method = check_choice(method, "method", ROPE_METHODS)
     length = check_positive_int(length, "length")

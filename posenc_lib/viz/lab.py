@@ -381,7 +381,8 @@ def lab_attention_maps(artifacts: dict[str, np.ndarray], task: str = "copy",
         raise ValueError(f"task must be 'copy' or 'markov', got {task!r}")
     train_length = _int(train_length, "train_length", 2)
     if not multiples or any(m not in (1, 4) for m in multiples):
-        raise ValueError(f"multiples must be taken from (1, 4), the saved lengths, got {multiples!r}")
+        raise ValueError(
+            f"multiples must be taken from (1, 4), the saved lengths, got {multiples!r}")
     combos = []
     for scheme in schemes:
         for multiple in multiples:
@@ -390,7 +391,8 @@ def lab_attention_maps(artifacts: dict[str, np.ndarray], task: str = "copy",
                 keys.append(f"attn/{task}/{scheme}/{multiple}x/layer{len(keys)}")
             if layers is not None:
                 if not layers or any(not 0 <= k < len(keys) for k in layers):
-                    raise ValueError(f"layers must be indices in [0, {len(keys) - 1}], got {layers!r}")
+                    raise ValueError(
+                        f"layers must be indices in [0, {len(keys) - 1}], got {layers!r}")
                 keys = [keys[k] for k in layers]
             if keys:
                 combos.append((scheme, multiple, [artifacts[k] for k in keys]))
