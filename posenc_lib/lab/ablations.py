@@ -3,7 +3,8 @@
 Each ablation is one training run of :func:`posenc_lib.lab.train.train_run` with a few settings
 changed (``overrides``), evaluated as the grid is, plus extra inference-time RoPE methods. The
 results go into ``posenc_lib/lab/data/lab_ablations.json`` (package data, read by chapter 9);
-``python -m posenc_lib.lab ablations`` reruns them (about 15 minutes on one core).
+``python -m posenc_lib.lab ablations`` reruns them (about 20 minutes on one free core, the three
+4 500-step runs the longest; each stored record holds its wall time and the load average).
 
 * ``nope_*_3x``: NoPE with three times the steps: on the Markov chain without and with a BOS
   token, on the copy task without (seed 0, as the main grid's first seed). Does BOS decide
