@@ -180,7 +180,12 @@ def yarn_correction_range(
 
     ``i(r) = d·ln(L/(2π·r)) / (2·ln b)`` is the pair whose wavelength fits ``r`` times into ``L``;
     ``low = max(floor(i(β_fast)), 0)``, ``high = min(ceil(i(β_slow)), d − 1)`` (no rounding when
-    ``truncate`` is False).
+    ``truncate`` is False; the clamps apply either way).
+
+    When no pair turns ``β_fast`` times within ``L`` (a small head or a short context),
+    ``i(β_fast)`` is negative and the clamp at 0 starts the ramp at pair 0, which the ramp then
+    keeps whole whatever its turn count. At head size 16, ``b = 10⁴``, ``L = 33``:
+    ``i(32) ≈ −1.57`` (floor −2, clamped to 0) and ``i(1) ≈ 1.44`` (ceil 2).
 
     The clamp at ``d − 1`` copies transformers (and the YaRN reference code) exactly: the ramp
     runs over the ``d/2`` pairs, so a clamp at ``d/2 − 1`` would be the natural bound, but the
@@ -340,8 +345,10 @@ def yarn_paper_inv_freq(
     ``γ_i = clamp((r_i − α)/(β − α), 0, 1)`` and ``θ'_i = (1 − γ_i)·θ_i/s + γ_i·θ_i``
     (Peng et al. 2023, Eq. 18–19). :func:`yarn_inv_freq` is the reference code's form instead
     (and Hugging Face's): its ramp is linear in the *pair index* between the indices of ``β`` and
-    ``α`` turns, rounded outward to whole indices. At large head sizes the two nearly agree; at a
-    head size of 16 the rounding alone can keep a pair whole that the paper's rule interpolates.
+    ``α`` turns, rounded outward to whole indices, with the low end clamped at pair 0. At large
+    head sizes the two nearly agree. At a head size of 16 they do not: where no pair turns ``β``
+    times, the index of ``β`` turns is negative and its clamp to 0 keeps pair 0 whole (with or
+    without the rounding), a pair that the paper's rule partly interpolates.
 
     Parameters
     ----------

@@ -578,6 +578,18 @@ def test_lab_figures_from_the_committed_results() -> None:
         _json(learning_curves(results, task))
     maps = lab_attention_maps(artifacts, "copy", train_length=settings.train_length)
     assert len(maps.layout.sliders[0].steps) == 2 * len(settings.schemes)
+    small = lab_attention_maps(artifacts, "copy", ("none", "t5"), settings.train_length,
+                               layers=(2,), multiples=(4,))
+    assert len(small.data) == 2 and len(small.layout.sliders[0].steps) == 2
+    assert small.layout.annotations[0].text == "layer 3"
+    n = 4 * settings.train_length + 1
+    np.testing.assert_allclose(  # the copying layer's map at 4L, NoPE first, as saved
+        np.array(small.data[0].z, dtype=float)[n - 1], artifacts["attn/copy/none/4x/layer2"][n - 1],
+        atol=0.005)
+    for bad, match in (({"layers": (3,)}, "layers"), ({"layers": ()}, "layers"),
+                       ({"multiples": (2,)}, "multiples")):
+        with pytest.raises(ValueError, match=match):
+            lab_attention_maps(artifacts, "copy", ("none",), **bad)
     table = learned_table(artifacts, "markov")
     _json(learned_table_figure(table, table.copy(), settings.train_length))
     _json(nope_counter_figure())

@@ -3,12 +3,16 @@
 Each ablation is one training run of :func:`posenc_lib.lab.train.train_run` with a few settings
 changed (``overrides``), evaluated as the grid is, plus extra inference-time RoPE methods. The
 results go into ``posenc_lib/lab/data/lab_ablations.json`` (package data, read by chapter 9);
-``python -m posenc_lib.lab ablations`` reruns them (about 15 minutes on one core).
+``python -m posenc_lib.lab ablations`` reruns them (about 20 minutes on one free core, the three
+4 500-step runs the longest; each stored record holds its wall time and the load average).
 
-* ``budget``: NoPE on the Markov chain with three times the steps, without and with a BOS token
-  (seed 0, as the main grid's first seed). Does BOS decide *whether* NoPE learns, or how fast?
-* ``yarn_ramp``: the RoPE copy model of the main grid (seed 0, retrained: the run is
-  deterministic), evaluated with the reference code's YaRN and with the paper's continuous ramp.
+* ``nope_*_3x``: NoPE with three times the steps: on the Markov chain without and with a BOS
+  token, on the copy task without (seed 0, as the main grid's first seed). Does BOS decide
+  *whether* NoPE learns, or how fast?
+* ``rope_copy_bos``: the RoPE copy model of the main grid (seed 0, retrained; on another machine
+  float rounding can make it differ from the committed run beyond ``L``), evaluated with the
+  reference code's YaRN, with the same ramp unrounded (``yarn_unrounded``) and with the paper's
+  continuous ramp in the turn count (``yarn_paper``).
 * ``nope_*_random_first``: NoPE with a random task token in front of every sequence instead of
   the one BOS id (seed 0);
 * ``hybrid_*``: RoPE in every layer but the last, which has none (as iRoPE and SmolLM3 mix
@@ -53,7 +57,9 @@ class Ablation:
 ABLATIONS = (
     Ablation("nope_markov_no_bos_3x", "markov", "none", 0, "no_bos", {"steps": 4500}),
     Ablation("nope_markov_bos_3x", "markov", "none", 0, "bos", {"steps": 4500}),
-    Ablation("rope_copy_bos", "copy", "rope", 0, "bos", {}, ("yarn_paper",)),
+    Ablation("rope_copy_bos", "copy", "rope", 0, "bos", {}, ("yarn_paper", "yarn_unrounded")),
+    # The copy task's counterpart of the first: without BOS, three times the steps.
+    Ablation("nope_copy_no_bos_3x", "copy", "none", 0, "no_bos", {"steps": 4500}),
     # A second no-BOS seed for the schemes whose BOS effect the chapter states per seed.
     *(Ablation(f"{scheme}_{task}_no_bos_seed1", task, scheme, 1, "no_bos")
       for scheme in ("rope", "t5") for task in ("copy", "markov")),

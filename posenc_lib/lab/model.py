@@ -168,6 +168,7 @@ class CausalSelfAttention(nn.Module):
         inv_freq: torch.Tensor | None,
         bias: torch.Tensor | None,
         logit_scale: float,
+        query_scale: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         batch, seq, d_model = x.shape  # x: (batch, seq, d_model)
         heads, head_dim = self.config.n_heads, self.config.head_dim
@@ -178,6 +179,8 @@ class CausalSelfAttention(nn.Module):
         if inv_freq is not None:
             q = apply_rope_half(q, inv_freq=inv_freq)  # (batch, heads, seq, head_dim)
             k = apply_rope_half(k, inv_freq=inv_freq)  # (batch, heads, seq, head_dim)
+        if query_scale is not None:  # one temperature per query position: scales row m's logits
+            q = q * query_scale.to(q.dtype)[:, None]  # (batch, heads, seq, head_dim)
         y, weights = attention(
             q, k, v,
             mask=causal_mask(seq),  # (seq, seq)
@@ -208,8 +211,10 @@ class Block(nn.Module):
         inv_freq: torch.Tensor | None,
         bias: torch.Tensor | None,
         logit_scale: float,
+        query_scale: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        a, weights = self.attn(self.norm1(x), inv_freq, bias, logit_scale)  # (batch, seq, d_model)
+        a, weights = self.attn(self.norm1(x), inv_freq, bias, logit_scale,
+                               query_scale)  # (batch, seq, d_model)
         x = x + a  # (batch, seq, d_model)
         x = x + self.mlp(self.norm2(x))  # (batch, seq, d_model)
         return x, weights
@@ -266,6 +271,7 @@ class TinyDecoder(nn.Module):
         *,
         inv_freq: torch.Tensor | None = None,
         logit_scale: float = 1.0,
+        query_scale: torch.Tensor | None = None,
     ) -> DecoderOutput:
         """Run the model on ``tokens`` of shape ``(batch, seq)``.
 
@@ -278,6 +284,10 @@ class TinyDecoder(nn.Module):
             :func:`posenc_lib.scaling.pi_inv_freq` (inference-time context extension).
         logit_scale : float
             Multiplies every attention logit (YaRN's attention factor squared), default 1.
+        query_scale : torch.Tensor, optional
+            ``(seq,)`` positive factors, one per query position, multiplying that query (so
+            every logit of its row) in every layer and head, on top of ``logit_scale``: a
+            per-query temperature, as Llama 4 applies to its NoPE layers.
 
         Returns
         -------
@@ -291,6 +301,13 @@ class TinyDecoder(nn.Module):
         if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= self.config.vocab):
             raise ValueError(f"tokens must lie in [0, vocab) = [0, {self.config.vocab})")
         scheme = self.config.scheme
+        if query_scale is not None and not (
+            isinstance(query_scale, torch.Tensor) and query_scale.shape == (seq,)
+            and query_scale.is_floating_point() and bool(torch.isfinite(query_scale).all())
+            and bool((query_scale > 0).all())
+        ):
+            raise ValueError(f"query_scale must be a finite float tensor > 0 of shape (seq,) = "
+                             f"({seq},), one factor per query position")
         if inv_freq is not None and scheme not in ROTARY_SCHEMES:
             raise ValueError(f"inv_freq only applies to RoPE models, this one is {scheme!r}")
         if scheme == "learned" and seq > self.config.max_len:
@@ -315,7 +332,8 @@ class TinyDecoder(nn.Module):
         unrotated = nope_layers(scheme, len(self.blocks))
         for index, block in enumerate(self.blocks):
             layer_freq = None if index in unrotated else inv_freq
-            x, w = block(x, layer_freq, bias, logit_scale)  # (batch, seq, d_model), (b, h, s, s)
+            x, w = block(x, layer_freq, bias, logit_scale,
+                         query_scale)  # (batch, seq, d_model), (b, h, s, s)
             hidden.append(x)
             weights.append(w)
         logits = self.head(self.norm(x))  # (batch, seq, vocab)

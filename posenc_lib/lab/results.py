@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .._validation import check_choice
+from .._validation import check_choice, check_int, check_positive_int, check_real
 from . import tasks
 from .model import TinyDecoder
 from .run import ARTIFACTS_NAME, RESULTS_NAME, jobs
@@ -24,6 +24,8 @@ from .train import VARIANTS, LabSettings, build_model
 
 __all__ = [
     "DATA_DIR",
+    "accuracy_standard_error_bound",
+    "bos_attention",
     "check_current",
     "copy_partner_weight",
     "learned_table",
@@ -233,3 +235,60 @@ def copy_partner_weight(artifacts: dict[str, np.ndarray], scheme: str, multiple:
     m = n // 2
     rows = np.arange(n - m, n)
     return float(grid[rows, rows - m].mean())
+
+
+@torch.no_grad()
+def bos_attention(model: TinyDecoder, tokens: torch.Tensor, layer: int = 0) -> torch.Tensor:
+    """Attention weight each head of block ``layer`` puts on the first token, per query.
+
+    Parameters
+    ----------
+    model : TinyDecoder
+        A lab model (any scheme).
+    tokens : torch.Tensor
+        Inputs ``(batch, seq)`` whose first token is the anchor (e.g. BOS).
+    layer : int
+        Block index, ``0 <= layer < n_layers`` (0: the first block).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(heads, seq)`` float64, the mean over the batch: entry ``[h, q]`` is head ``h``'s weight
+        on position 0 for the query at index ``q``, which sees ``q + 1`` keys. A head that
+        attends uniformly, as the hand-built counting head of :mod:`posenc_lib.lab.nope`, gives
+        ``1/(q + 1)``.
+    """
+    if not isinstance(model, TinyDecoder):
+        raise TypeError(f"model must be a TinyDecoder, got {type(model).__name__}")
+    layer = check_int(layer, "layer", minimum=0)
+    if layer >= model.config.n_layers:
+        raise ValueError(f"layer must be in [0, {model.config.n_layers - 1}], got {layer}")
+    weights = model(tokens).attention[layer]  # (batch, heads, seq, seq)
+    return weights[..., 0].mean(0).double()  # (heads, seq)
+
+
+def accuracy_standard_error_bound(accuracy: float, sequences: int) -> float:
+    """Upper bound on the standard error of a token accuracy from one evaluation batch.
+
+    The lab's token accuracy is the mean, over ``sequences`` independently drawn sequences of
+    equal length, of each sequence's own accuracy ``a_j`` in ``[0, 1]``. With mean ``p``,
+    ``Var(a_j) <= E[a_j] − p² = p(1 − p)``, so the standard error is at most
+    ``sqrt(p(1 − p)/sequences)`` (equality when every sequence is all right or all wrong).
+
+    Parameters
+    ----------
+    accuracy : float
+        The measured accuracy ``p``, in ``[0, 1]``.
+    sequences : int
+        Sequences in the batch (>= 1).
+
+    Returns
+    -------
+    float
+        ``sqrt(p(1 − p)/sequences)``.
+    """
+    accuracy = check_real(accuracy, "accuracy")
+    if not 0.0 <= accuracy <= 1.0:
+        raise ValueError(f"accuracy must be in [0, 1], got {accuracy}")
+    sequences = check_positive_int(sequences, "sequences")
+    return math.sqrt(accuracy * (1.0 - accuracy) / sequences)

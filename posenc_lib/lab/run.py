@@ -192,7 +192,8 @@ def run_lab(settings: LabSettings | None = None, out_dir: str | Path | None = No
         Worker processes (each uses one torch thread).
     resume : bool
         Keep the runs of an interrupted grid found in ``out_dir`` and train only the others
-        (every run is deterministic, so the result is the same as one uninterrupted grid).
+        (every run is seeded and single-threaded, so on one machine the result is the same as
+        one uninterrupted grid).
     """
     settings = LabSettings() if settings is None else settings
     if not isinstance(settings, LabSettings):

@@ -48,12 +48,15 @@ __all__ = [
 
 # Inference-time RoPE methods. "_temp": with YaRN's attention temperature (0.1·ln s + 1)² on the
 # logits; "yarn_no_temp": YaRN's spectrum without it; "temp": the temperature alone. "yarn" is the
-# reference code's YaRN (ramp linear in the pair index, ends rounded to whole indices, as in
-# transformers); "yarn_paper" is the paper's continuous ramp in each pair's turn count, with the
-# same temperature. The main grid evaluates GRID_ROPE_METHODS; "yarn_paper" runs in the ablations.
+# reference code's YaRN (ramp linear in the pair index between the indices of beta = 32 and
+# alpha = 1 turns, ends rounded outward to whole indices and the low end clamped at pair 0, as in
+# transformers); "yarn_unrounded" is the same without the rounding (transformers' truncate=False;
+# the clamp at 0 stays); "yarn_paper" is the paper's continuous ramp in each pair's turn count.
+# All three apply the same temperature. The main grid evaluates GRID_ROPE_METHODS; the last two
+# run in the ablations.
 ROPE_METHODS = ("plain", "pi", "ntk", "dynamic_ntk", "yarn",
-                "yarn_no_temp", "pi_temp", "ntk_temp", "temp", "yarn_paper")
-GRID_ROPE_METHODS = ROPE_METHODS[:-1]
+                "yarn_no_temp", "pi_temp", "ntk_temp", "temp", "yarn_paper", "yarn_unrounded")
+GRID_ROPE_METHODS = ROPE_METHODS[:-2]
 
 # The grid's variants: the main one (a BOS token on every sequence) and two ablations.
 VARIANTS = ("bos", "no_bos", "learned_std1")
@@ -241,8 +244,9 @@ def rope_method_inv_freq(
     ``s <= 1`` every method is plain RoPE); dynamic NTK is Hugging Face's rule with factor 1,
     ``s = length / train_length`` for the current length ``length`` (:func:`evaluate` applies it
     block by block). YaRN scales the logits by its attention factor squared,
-    ``(0.1·ln s + 1)²``; ``yarn_no_temp`` drops it, ``pi_temp``, ``ntk_temp`` and ``temp`` add it
-    to PI, NTK and plain RoPE.
+    ``(0.1·ln s + 1)²`` (as do ``yarn_unrounded``, the ramp without rounding its ends, and
+    ``yarn_paper``, the paper's ramp in the turn count); ``yarn_no_temp`` drops it, ``pi_temp``,
+    ``ntk_temp`` and ``temp`` add it to PI, NTK and plain RoPE.
     """
     method = check_choice(method, "method", ROPE_METHODS)
     length = check_positive_int(length, "length")
@@ -266,7 +270,9 @@ def rope_method_inv_freq(
         inv_freq = yarn_freq
     elif method == "yarn_paper":
         inv_freq, _ = yarn_paper_inv_freq(dim, base, factor, train_length)
-    scaled = method in ("yarn", "yarn_paper", "pi_temp", "ntk_temp", "temp")
+    elif method == "yarn_unrounded":
+        inv_freq, _ = yarn_inv_freq(dim, base, factor, train_length, truncate=False)
+    scaled = method in ("yarn", "yarn_paper", "yarn_unrounded", "pi_temp", "ntk_temp", "temp")
     return inv_freq, temperature if scaled else 1.0
 
 
@@ -303,6 +309,7 @@ def evaluate_full(
     bos: bool = True,
     logit_scale: float = 1.0,
     random_first: bool = False,
+    query_scale: torch.Tensor | None = None,
 ) -> dict:
     """Score ``model`` on the fixed evaluation batch of ``length`` task tokens.
 
@@ -325,6 +332,9 @@ def evaluate_full(
 
     ``logit_scale`` (any scheme, > 0) multiplies every attention logit on top of the method's
     own factor: an inference-time temperature (Wang et al.'s remedy for NoPE's dilution).
+    ``query_scale`` (any scheme) is a per-query temperature instead: ``(positions,)`` factors
+    (a first token included), the one at index ``m`` multiplying the logits of the query at
+    ``m`` (:meth:`TinyDecoder.forward`).
     """
     length = check_positive_int(length, "length")
     method = check_choice(method, "method", ROPE_METHODS)
@@ -338,6 +348,10 @@ def evaluate_full(
     if not rope and method != "plain":
         raise ValueError(f"method {method!r} needs a RoPE model")
     positions = inputs.shape[1]
+    if query_scale is not None and (not isinstance(query_scale, torch.Tensor)
+                                    or query_scale.shape != (positions,)):
+        raise ValueError(f"query_scale must be a tensor of shape ({positions},), one factor per "
+                         f"position of the evaluation sequence")
     train_positions = settings.train_length + int(bos)
     if method != "dynamic_ntk":
         kwargs: dict = {"logit_scale": float(logit_scale)}
@@ -345,7 +359,7 @@ def evaluate_full(
             inv_freq, method_scale = rope_method_inv_freq(model, method, positions,
                                                           train_positions)
             kwargs = {"inv_freq": inv_freq, "logit_scale": method_scale * float(logit_scale)}
-        losses, correct = _loss(model, inputs, targets, **kwargs)
+        losses, correct = _loss(model, inputs, targets, query_scale=query_scale, **kwargs)
     else:
         losses = torch.empty(inputs.shape)
         correct = torch.empty(inputs.shape, dtype=torch.bool)
@@ -353,9 +367,10 @@ def evaluate_full(
         begin = 0
         for end in ends:
             inv_freq, _ = rope_method_inv_freq(model, method, end, train_positions)
-            block_losses, block_correct = _loss(model, inputs[:, :end], targets[:, :end],
-                                                inv_freq=inv_freq,
-                                                logit_scale=float(logit_scale))
+            block_losses, block_correct = _loss(
+                model, inputs[:, :end], targets[:, :end], inv_freq=inv_freq,
+                logit_scale=float(logit_scale),
+                query_scale=None if query_scale is None else query_scale[:end])
             losses[:, begin:end] = block_losses[:, begin:]
             correct[:, begin:end] = block_correct[:, begin:]
             begin = end

@@ -61,6 +61,8 @@ METHOD_LABELS = {
     "pi_temp": "PI + YaRN's temperature",
     "ntk_temp": "NTK + YaRN's temperature",
     "temp": "YaRN's temperature alone",
+    "yarn_paper": "YaRN, the paper's ramp in turns",
+    "yarn_unrounded": "YaRN, index ramp unrounded",
 }
 REFERENCE_LABELS = {
     "floor": "the chain's entropy (floor)",
@@ -289,7 +291,8 @@ def yarn_ramp_figure(dims: tuple[int, ...], base: float, factor: float,
     """θ'_i/θ_i per pair under YaRN's two ramps, one view per head size (buttons).
 
     The reference code's ramp (:func:`posenc_lib.scaling.yarn_inv_freq`, as in transformers) is
-    linear in the pair index with its ends rounded to whole indices; the paper's
+    linear in the pair index with its ends rounded to whole indices and its low end clamped at
+    pair 0; the same ramp unrounded (``truncate=False``) is drawn dotted; the paper's
     (:func:`posenc_lib.scaling.yarn_paper_inv_freq`) is linear in each pair's turn count within
     ``train_length``. PI (every pair at ``1/s``) is drawn for reference.
     """
@@ -305,6 +308,8 @@ def yarn_ramp_figure(dims: tuple[int, ...], base: float, factor: float,
         ratios = {
             "reference code / transformers (rounded index ramp)":
                 yarn_inv_freq(dim, base, factor, train_length)[0] / theta,
+            "the same index ramp, unrounded":
+                yarn_inv_freq(dim, base, factor, train_length, truncate=False)[0] / theta,
             "paper (continuous ramp in turns)":
                 yarn_paper_inv_freq(dim, base, factor, train_length)[0] / theta,
         }
@@ -313,7 +318,7 @@ def yarn_ramp_figure(dims: tuple[int, ...], base: float, factor: float,
             fig.add_trace(go.Scatter(
                 x=list(range(dim // 2)), y=ratio.numpy().round(4).tolist(), customdata=turns,
                 mode="lines+markers", name=name, visible=d_index == 0,
-                line={"color": COLORWAY[k], "width": 2, "dash": ("solid", "dash")[k]},
+                line={"color": COLORWAY[k], "width": 2, "dash": ("solid", "dot", "dash")[k]},
                 hovertemplate=("pair %{x}: θ'/θ = %{y:.3f}<br>%{customdata:.2f} turns in "
                                f"L = {train_length}<extra>{name}</extra>")))
             owner.append(d_index)
@@ -364,28 +369,39 @@ def position_curves(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, train_l
 
 def lab_attention_maps(artifacts: dict[str, np.ndarray], task: str = "copy",
                        schemes: tuple[str, ...] = tuple(SCHEME_LABELS),
-                       train_length: int = 32) -> go.Figure:
-    """Head-averaged attention of every layer, one seed-0 model at a time.
+                       train_length: int = 32, *, layers: tuple[int, ...] | None = None,
+                       multiples: tuple[int, ...] = (1, 4)) -> go.Figure:
+    """Head-averaged attention of the saved layers, one seed-0 model at a time.
 
-    A slider steps through encoding × length (1× and 4× the training length); position 0 is the
-    BOS token. ``layers`` picks the layers shown (default all saved).
+    A slider steps through encoding × length (``multiples`` of the training length, saved for
+    1 and 4); position 0 is the BOS token. ``layers`` picks the layers shown by index (0: the
+    first block; default all saved): one layer at one length keeps the figure small.
     """
     if task not in ("copy", "markov"):
         raise ValueError(f"task must be 'copy' or 'markov', got {task!r}")
     train_length = _int(train_length, "train_length", 2)
+    if not multiples or any(m not in (1, 4) for m in multiples):
+        raise ValueError(
+            f"multiples must be taken from (1, 4), the saved lengths, got {multiples!r}")
     combos = []
     for scheme in schemes:
-        for multiple in (1, 4):
+        for multiple in multiples:
             keys: list[str] = []
             while f"attn/{task}/{scheme}/{multiple}x/layer{len(keys)}" in artifacts:
                 keys.append(f"attn/{task}/{scheme}/{multiple}x/layer{len(keys)}")
+            if layers is not None:
+                if not layers or any(not 0 <= k < len(keys) for k in layers):
+                    raise ValueError(
+                        f"layers must be indices in [0, {len(keys) - 1}], got {layers!r}")
+                keys = [keys[k] for k in layers]
             if keys:
                 combos.append((scheme, multiple, [artifacts[k] for k in keys]))
     if not combos:
         raise ValueError(f"no attention maps for task {task!r} in the artifacts")
     n_layers = len(combos[0][2])
+    shown = list(range(n_layers)) if layers is None else list(layers)
     fig = make_subplots(rows=1, cols=n_layers, horizontal_spacing=0.08,
-                        subplot_titles=[f"layer {i + 1}" for i in range(n_layers)])
+                        subplot_titles=[f"layer {i + 1}" for i in shown])
     for c_index, (_, _, maps) in enumerate(combos):
         for layer, grid in enumerate(maps):
             n = grid.shape[0]
