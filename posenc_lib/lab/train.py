@@ -334,7 +334,7 @@ def evaluate_full(
     own factor: an inference-time temperature (Wang et al.'s remedy for NoPE's dilution).
     ``query_scale`` (any scheme) is a per-query temperature instead: ``(positions,)`` factors
     (a first token included), the one at index ``m`` multiplying the logits of the query at
-    ``m`` (:meth:`TinyDecoder.forward`).
+    ``m`` (:meth:`posenc_lib.lab.model.TinyDecoder.forward`).
     """
     length = check_positive_int(length, "length")
     method = check_choice(method, "method", ROPE_METHODS)
