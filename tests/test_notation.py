@@ -135,7 +135,8 @@ def hits_in(tmp_path: Path, math: str) -> list[tuple[str, str]]:
             "$\\mathrm{PE}(m)$, $q_m^\\top R_{n-m} k_n$, $-\\mu_h r$, $\\rho d$, $s$, $q$, "
             "$L_{\\text{train}}$, $\\theta_i = b^{-2i/d}$, "
             "$\\tau_i = L_{\\text{train}}/\\lambda_i$, "
-            "$\\gamma_i$, $a(s) = 0.1\\ln s + 1$, $\\Phi(r)\\,\\mathrm{PE}(n)$, `PE(p)` and the word p.",
+            "$\\gamma_i$, $a(s) = 0.1\\ln s + 1$, $\\Phi(r)\\,\\mathrm{PE}(n)$, "
+            "`PE(p)` and the word p.",
             [],
         ),
         ("```{math}\n:label: eq-x\n\\mathrm{PE}(t)\n```", [("pe-argument", "{PE}(t")]),
