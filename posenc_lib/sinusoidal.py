@@ -199,7 +199,7 @@ def pair_multiplication_matrix(weights: torch.Tensor) -> torch.Tensor:
     Pair ``i`` is ``(x_{2i}, x_{2i+1})``, read as ``x_{2i} + i·x_{2i+1}``; multiplying it by
     ``w_i = a + i·b`` is the 2×2 block ``[[a, −b], [b, a]]`` (a rotation scaled by ``|w_i|``).
     These block-diagonal matrices are exactly the matrices that commute with every shift
-    :func:`sinusoidal_shift_matrix` ``M(k)``: they act on each pair as a complex number, and
+    :func:`sinusoidal_shift_matrix` ``Φ(r)``: they act on each pair as a complex number, and
     complex numbers commute.
 
     Parameters
