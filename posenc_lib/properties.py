@@ -667,7 +667,7 @@ def position_term_along_offset(
 
 
 def commuting_part(matrix: torch.Tensor) -> torch.Tensor:
-    """The part of ``A`` that commutes with every sinusoidal shift ``M(k)``.
+    """The part of ``A`` that commutes with every sinusoidal shift ``Φ(r)``.
 
     Each diagonal ``2 × 2`` block is projected onto the scaled rotations ``u·I + v·J``
     (``u = (a₁₁ + a₂₂)/2``, ``v = (a₂₁ − a₁₂)/2``) and every off-diagonal block is dropped: the

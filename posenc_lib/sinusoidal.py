@@ -121,20 +121,20 @@ def sinusoidal_table(
 
 
 def sinusoidal_shift_matrix(offset: float, dim: int, base: float = 10000.0) -> torch.Tensor:
-    """The linear map ``M(k)`` with ``PE(p + k) = M(k) · PE(p)`` for every position ``p``.
+    """The shift map ``Φ(r)`` with ``PE(n + r) = Φ(r) · PE(n)`` for every position ``n``.
 
-    Block diagonal with one 2×2 block per (sin, cos) pair ``i``::
+    Block diagonal with one 2×2 block per (sin, cos) pair ``i`` (clockwise by ``rθ_i``)::
 
-        [[ cos kθ_i,  sin kθ_i],
-         [-sin kθ_i,  cos kθ_i]]
+        [[ cos rθ_i,  sin rθ_i],
+         [-sin rθ_i,  cos rθ_i]]
 
-    It depends on the offset ``k`` only, which is why a model can learn to attend by relative
-    position from an absolute encoding.
+    It depends on the shift ``r`` only, which is why a model can learn to attend by relative
+    position from an absolute encoding: with ``r = m − n``, ``PE(m) = Φ(r) · PE(n)``.
 
     Parameters
     ----------
     offset : float
-        The offset ``k`` (any finite real).
+        The shift ``r`` in positions (any finite real).
     dim : int
         Feature dimension ``d`` (positive, even).
     base : float
@@ -199,7 +199,7 @@ def pair_multiplication_matrix(weights: torch.Tensor) -> torch.Tensor:
     Pair ``i`` is ``(x_{2i}, x_{2i+1})``, read as ``x_{2i} + i·x_{2i+1}``; multiplying it by
     ``w_i = a + i·b`` is the 2×2 block ``[[a, −b], [b, a]]`` (a rotation scaled by ``|w_i|``).
     These block-diagonal matrices are exactly the matrices that commute with every shift
-    :func:`sinusoidal_shift_matrix` ``M(k)``: they act on each pair as a complex number, and
+    :func:`sinusoidal_shift_matrix` ``Φ(r)``: they act on each pair as a complex number, and
     complex numbers commute.
 
     Parameters

@@ -69,6 +69,7 @@ def test_the_notation_page_states_every_decision() -> None:
         "$\\rho$",
         "$s$",
         "$\\mathrm{PE}(m)",
+        "$\\Phi(r)",
         "$q_m$, $k_n$",
         "$R_m",
         "$\\alpha$, $\\beta$",
@@ -97,7 +98,12 @@ def hits_in(tmp_path: Path, math: str) -> list[tuple[str, str]]:
         ),
         (
             "$$\n\\mathrm{PE}(p+k) = M(k)\\,\\mathrm{PE}(p)\n$$",
-            [("pe-argument", "{PE}(p"), ("pe-argument", "{PE}(p"), ("position-arithmetic", "p+k")],
+            [
+                ("pe-argument", "{PE}(p"),
+                ("pe-argument", "{PE}(p"),
+                ("position-arithmetic", "p+k"),
+                ("shift-map", "M(k)"),
+            ],
         ),
         (
             "ALiBi adds $-m_h\\,(m - n)$; the share $d_r = pD$.",
@@ -129,7 +135,8 @@ def hits_in(tmp_path: Path, math: str) -> list[tuple[str, str]]:
             "$\\mathrm{PE}(m)$, $q_m^\\top R_{n-m} k_n$, $-\\mu_h r$, $\\rho d$, $s$, $q$, "
             "$L_{\\text{train}}$, $\\theta_i = b^{-2i/d}$, "
             "$\\tau_i = L_{\\text{train}}/\\lambda_i$, "
-            "$\\gamma_i$, $a(s) = 0.1\\ln s + 1$, `PE(p)` and the word p.",
+            "$\\gamma_i$, $a(s) = 0.1\\ln s + 1$, $\\Phi(r)\\,\\mathrm{PE}(n)$, "
+            "`PE(p)` and the word p.",
             [],
         ),
         ("```{math}\n:label: eq-x\n\\mathrm{PE}(t)\n```", [("pe-argument", "{PE}(t")]),

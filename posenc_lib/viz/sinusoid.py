@@ -340,7 +340,7 @@ def position_term_figure(
     """The position–position term ``PE(m)ᵀ A PE(m + k)`` along the sequence, for four ``A``.
 
     ``A = I`` gives a flat line at ``Σ cos(kθ_i)``, the same at ``+k`` and ``−k``; a shift
-    ``A = M(j)`` and any ``A`` that commutes with every shift give flat lines that differ between
+    ``A = Φ(j)`` and any ``A`` that commutes with every shift give flat lines that differ between
     ``+k`` and ``−k`` (a signed, relative signal); a generic random ``A`` gives a line that drifts
     with the absolute position ``m``.
 
@@ -353,7 +353,7 @@ def position_term_figure(
     offset : int
         Offset ``k = n − m`` shown first (−10⁴ … 10⁴; added to the slider's grid −12 … 12).
     shift : int
-        ``j`` of the shift ``A = M(j)`` (−10⁴ … 10⁴).
+        ``j`` of the shift ``A = Φ(j)`` (−10⁴ … 10⁴).
     seed : int
         Seed of the random ``A`` and of the random weights ``w`` of the commuting ``A``.
     sliders : bool
