@@ -522,31 +522,18 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     TypeError
         ``config`` is neither a dict nor a config object.
     """
-    from ._resolve import resolve
     from ._rotary import qk_norm, qk_norm_kind, rotary_module_tables
 
-    resolved = resolve(config)
+    if seq_len is not None:
+        seq_len = check_int(seq_len, "seq_len", minimum=0, what="a non-negative integer")
+    resolved, n = _preflight(config)
     cfg, hf, model_type = dict(resolved.cfg), resolved.hf_config, resolved.model_type
+    cfg["num_hidden_layers"] = n
     notes = list(resolved.notes)
-    _check_factor_and_window(cfg)
     if model_type in _unverified_types():
         notes.append("not verified against transformers' layers (its tiny model could not be "
                      "built here)")
     defaulted: list[str] | None = None if hf is not None else []
-    if seq_len is not None:
-        seq_len = check_int(seq_len, "seq_len", minimum=0, what="a non-negative integer")
-    n = _first(cfg, "num_hidden_layers", "n_layer", "n_layers")
-    if n is None:
-        raise ValueError(f"config of model_type {model_type!r} has no num_hidden_layers")
-    n = check_int(n, "num_hidden_layers", minimum=1)
-    if n > MAX_PYTHON_ITEMS:
-        raise ValueError(f"num_hidden_layers must be <= {MAX_PYTHON_ITEMS}, got {n}")
-    cfg["num_hidden_layers"] = n
-    if model_type in REFUSED_TYPES:
-        raise ValueError(
-            f"model_type {model_type!r} cannot be described by position_plan: "
-            f"{REFUSED_TYPES[model_type]}"
-        )
     family = _FAMILIES.get(model_type)
     if family is None and hf is None:
         raise ValueError(
@@ -754,6 +741,46 @@ def _finish(plan: Plan, raw: object) -> Plan:
         if note not in plan.notes:
             plan.notes.append(note)
     return plan
+
+
+def _preflight(config: object) -> tuple[Any, int]:
+    """Resolve the config and make the refusals that need no rotary module: ``(resolved, n)``."""
+    from ._resolve import resolve
+
+    resolved = resolve(config)
+    cfg, model_type = resolved.cfg, resolved.model_type
+    _check_factor_and_window(cfg)
+    n = _first(cfg, "num_hidden_layers", "n_layer", "n_layers")
+    if n is None:
+        raise ValueError(f"config of model_type {model_type!r} has no num_hidden_layers")
+    n = check_int(n, "num_hidden_layers", minimum=1)
+    if n > MAX_PYTHON_ITEMS:
+        raise ValueError(f"num_hidden_layers must be <= {MAX_PYTHON_ITEMS}, got {n}")
+    if model_type in REFUSED_TYPES:
+        raise ValueError(
+            f"model_type {model_type!r} cannot be described by position_plan: "
+            f"{REFUSED_TYPES[model_type]}"
+        )
+    if _FAMILIES.get(model_type) is None and resolved.hf_config is None:
+        raise ValueError(
+            f"model_type {model_type!r} is not supported by position_plan without transformers; "
+            f"supported: {', '.join(SUPPORTED_MODEL_TYPES)}"
+        )
+    _head_dim(cfg)
+    return resolved, n
+
+
+def plan_refusal(config: object) -> str | None:
+    """The error :func:`position_plan` gives before reading the rotary module, or None.
+
+    Quick (no modelling module is imported): a bad config, no layer count, a type in
+    ``REFUSED_TYPES``, no head size.
+    """
+    try:
+        _preflight(config)
+    except (ValueError, TypeError) as err:
+        return str(err)
+    return None
 
 
 def _check_factor_and_window(cfg: Mapping[str, Any]) -> None:

@@ -50,6 +50,38 @@ def _source(obj: Any) -> str:
         return ""
 
 
+_ROTARY_ASSIGN = re.compile(r"rotary_emb\w*\s*=\s*(\w+RotaryEmbedding)\(")
+
+
+@functools.cache
+def has_rotary_module(model_type: str) -> bool:
+    """Whether the base model's modelling file assigns a ``…RotaryEmbedding`` to ``rotary_emb``.
+
+    Read from the file's text without importing it (the census asks this of every type);
+    falls back to importing the module when the file cannot be found.
+    """
+    import importlib.util
+
+    try:
+        from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+        transformers = importlib.import_module("transformers")
+        name = MODEL_MAPPING_NAMES.get(model_type)
+        name = name[0] if isinstance(name, (tuple, list)) else name
+        where = getattr(transformers, "_class_to_module", {}).get(str(name))
+        spec = importlib.util.find_spec(f"transformers.{where}") if where else None
+        path = spec.origin if spec is not None else None
+    except Exception:
+        path = None
+    if path is None:
+        return _rotary_class(model_type) is not None
+    with open(path, encoding="utf-8") as handle:
+        source = handle.read()
+    names = [c for c in _ROTARY_ASSIGN.findall(source) if "Vision" not in c and "Audio" not in c]
+    return any(re.search(rf"^class {n}\b", source, re.MULTILINE) or f"import {n}" in source
+               or f" {n}," in source or f" {n}\n" in source for n in names)
+
+
 @functools.cache
 def _rotary_class(model_type: str) -> Any:
     module = modeling_module(model_type)
