@@ -1030,3 +1030,91 @@ def test_transformers_validation_error_keeps_the_line_that_says_what_is_wrong() 
                                "original_max_position_embeddings": 4096}}
     with pytest.raises(ValueError, match="short_factor field must have length 48, got 64"):
         position_plan(cfg)
+
+
+# --- qk-norm kind, ALiBi defaults and gaps, run-time keys, the census counts ---------------------
+
+
+@pytest.mark.parametrize(("model_type", "kind"), [
+    ("qwen3", "per-head"), ("gemma3_text", "per-head"), ("olmo2", "flat"), ("olmo3", "flat"),
+    ("llama4_text", "per-head, no weight"), ("cohere", "per-head, weight per head"),
+])
+def test_qk_norm_kind_is_the_shape_of_the_layer_s_norm(model_type: str, kind: str) -> None:
+    """The plan's qk-norm kind matches the weight of the norm the tiny model's attention builds."""
+    overrides = {"use_qk_norm": True} if model_type in ("cohere", "llama4_text") else {}
+    config, model = tiny_model_for(model_type, **overrides)
+    entry = next(e for e in position_plan(config) if e.qk_norm)
+    assert entry.qk_norm_kind == kind
+    assert f"qk-norm ({kind})" in entry.describe()
+    attn = model.layers[entry.layer].self_attn
+    norm = next(getattr(attn, n) for n in ("q_norm", "qk_norm") if hasattr(attn, n))
+    weights = [p.shape for p in norm.parameters()]
+    heads, head = config.num_attention_heads, entry.head_dim
+    expected = {"per-head": [(head,)], "flat": [(heads * head,)], "per-head, no weight": [],
+                "per-head, weight per head": [(heads, head)]}[kind]
+    assert weights == expected
+
+
+def test_qk_norm_kind_is_checked() -> None:
+    with pytest.raises(ValueError, match="qk_norm_kind"):
+        LayerPosition(layer=0, kind="nope", layer_type="full_attention", head_dim=8,
+                      qk_norm=True, qk_norm_kind="sideways")
+
+
+def test_mpt_without_alibi_bias_max_says_it_assumed_8() -> None:
+    raw = {"model_type": "mpt", "n_layers": 2, "n_heads": 8, "d_model": 64,
+           "attn_config": {"alibi": True}}
+    plan = position_plan(raw)
+    assert any("alibi_bias_max" in n and "default 8 assumed" in n for n in plan.notes)
+    assert torch.allclose(plan[0].alibi_slopes, 2.0 ** -torch.arange(1, 9, dtype=torch.float64))
+    raw["attn_config"]["alibi_bias_max"] = 16
+    plan = position_plan(raw)
+    assert not any("alibi_bias_max" in n for n in plan.notes)
+    assert torch.allclose(plan[0].alibi_slopes, 4.0 ** -torch.arange(1, 9, dtype=torch.float64))
+
+
+def test_falcon_bias_gap_is_transformers_bias() -> None:
+    """falcon_bf16_bias_error measures the bias FalconModel builds, in float32 and bfloat16."""
+    from transformers.models.falcon.modeling_falcon import build_alibi_tensor
+
+    from posenc_lib.alibi import alibi_slopes, falcon_bf16_bias_error
+
+    for heads, head_dim, length, dtype in ((32, 64, 2048, torch.float32),
+                                           (12, 48, 300, torch.bfloat16)):
+        bias = build_alibi_tensor(torch.ones(1, length, dtype=torch.long), heads, dtype)
+        bias = (bias.reshape(heads, length) / math.sqrt(head_dim)).double()
+        exact = alibi_slopes(heads, dtype=torch.float64)[:, None] * torch.arange(
+            length, dtype=torch.float64) / math.sqrt(head_dim)
+        gap = falcon_bf16_bias_error(heads, head_dim, length, dtype)
+        assert gap == pytest.approx(float((bias - exact).abs().max()), rel=1e-9)
+    # Falcon-RW-1B's shape: bfloat16 rounding of slope·n reaches more than a logit at 2 048.
+    assert 1.1 < falcon_bf16_bias_error(32, 64, 2048) < 1.2
+    assert falcon_bf16_bias_error(8, 64, 1) == 0.0
+    with pytest.raises(ValueError, match="dtype"):
+        falcon_bf16_bias_error(8, 64, 16, torch.float64)
+    with pytest.raises(ValueError, match="seq_len"):
+        falcon_bf16_bias_error(8, 64, 0)
+    raw = {"model_type": "falcon", "num_hidden_layers": 2, "num_attention_heads": 32,
+           "hidden_size": 2048, "alibi": True}
+    notes = position_plan(raw).notes
+    assert any("bfloat16" in n and "1.14 logits" in n for n in notes), notes
+
+
+def test_runtime_only_keys_get_a_note() -> None:
+    from posenc_lib.architectures._families import RUNTIME_ONLY_KEYS
+
+    plan = position_plan(PUBLISHED_CONFIGS["Gemma 3 27B"][1])
+    assert any(n.startswith("query_pre_attn_scalar = 168 (run time") for n in plan.notes)
+    raw = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+           "num_attention_heads": 4, "cache_implementation": "static"}
+    assert any(n.startswith("cache_implementation = 'static'") for n in position_plan(raw).notes)
+    del raw["cache_implementation"]
+    assert not any(k in n for n in position_plan(raw).notes for k in RUNTIME_ONLY_KEYS)
+
+
+def test_census_summary_counts_what_the_full_planning_counts() -> None:
+    quick = hf_check.census_summary()
+    assert quick.types == len(CENSUS)
+    assert quick.covered + len(quick.refused) + len(quick.unverified) == quick.types
+    assert set(quick.unverified) == hf_check.UNVERIFIED_TYPES & set(CENSUS)
+    assert quick == hf_check.census_summary(plan_all=True)
