@@ -331,9 +331,9 @@ def test_collapse_ranges_and_table() -> None:
     text = format_plan(position_plan(config))
     assert text.splitlines() == [
         "layers 0–4, 6–10  RoPE base 10 000, rotary 256 of 256, half, window 1 024, causal, "
-        "qk-norm",
+        "qk-norm (per-head)",
         "layers 5, 11      RoPE base 1 000 000, rotary 256 of 256, half, linear ×8, causal, "
-        "qk-norm",
+        "qk-norm (per-head)",
     ]
     # A pattern whose last run is cut short by the layer count still shortens (Gemma 3 27B).
     sliding62 = [i for i in range(62) if (i + 1) % 6]
@@ -760,9 +760,9 @@ def test_published_configs_print_the_model_s_plan() -> None:
     out = {f.stem: _cli(str(f)).stdout for f in FIXTURES.glob("*.json")}
     g27 = out["gemma-3-27b-it"].splitlines()
     assert g27[1] == ("layers 0–4, 6–10, …, 60–61       RoPE base 10 000, rotary 128 of 128, "
-                      "half, window 1 024, causal, qk-norm")
+                      "half, window 1 024, causal, qk-norm (per-head)")
     assert g27[2] == ("layers 5, 11, …, 59 (every 6th)  RoPE base 1 000 000, rotary 128 of "
-                      "128, half, linear ×8, causal, qk-norm")
+                      "128, half, linear ×8, causal, qk-norm (per-head)")
     assert "'gemma3' wraps a text model" in out["gemma-3-27b-it"]
     assert "rotary 256 of 256" in out["gemma-3-4b-it"] and "34 layers" in out["gemma-3-4b-it"]
     assert "window |m−n| < 257, bidirectional" in out["embeddinggemma-300m"]
