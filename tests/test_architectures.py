@@ -1118,3 +1118,41 @@ def test_census_summary_counts_what_the_full_planning_counts() -> None:
     assert quick.covered + len(quick.refused) + len(quick.unverified) == quick.types
     assert set(quick.unverified) == hf_check.UNVERIFIED_TYPES & set(CENSUS)
     assert quick == hf_check.census_summary(plan_all=True)
+
+
+def test_entropy_invariant_scale_laws() -> None:
+    """λ² = λ₀² + 2 ln(n/L) (Gaussian bulk) and Su's λ₀ ln n / ln L (sharp softmax)."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from posenc_lib.architectures import entropy_invariant_scale, softmax_entropy
+
+    @given(st.integers(2, 10**7), st.integers(2, 10**7), st.floats(0.1, 5.0))
+    def law(n: int, length: int, lam0: float) -> None:
+        square = lam0**2 + 2 * math.log(n / length)
+        if square <= 0:
+            with pytest.raises(ValueError, match="scale0"):
+                entropy_invariant_scale(n, length, lam0)
+            return
+        lam = entropy_invariant_scale(n, length, lam0)
+        # the Gaussian-bulk entropy ln n − λ²/2 is the same at (n, λ) and (L, λ₀)
+        assert math.log(n) - lam**2 / 2 == pytest.approx(math.log(length) - lam0**2 / 2,
+                                                         abs=1e-9)
+        sharp = entropy_invariant_scale(n, length, lam0, regime="sharp")
+        assert sharp == pytest.approx(lam0 * math.log(n) / math.log(length))
+
+    law()
+    assert entropy_invariant_scale(8 * 4096, 4096, 1.0) == pytest.approx(
+        math.sqrt(1 + 2 * math.log(8)))
+    # Monte Carlo: Gaussian logits at 8 times the keys keep their entropy with the law's scale.
+    g = torch.Generator().manual_seed(1)
+    base = softmax_entropy(torch.randn(16, 2048, generator=g, dtype=torch.float64)).mean()
+    wide = torch.randn(16, 8 * 2048, generator=g, dtype=torch.float64)
+    lam = entropy_invariant_scale(8 * 2048, 2048, 1.0)
+    assert abs(float(softmax_entropy(lam * wide).mean() - base)) < 0.1
+    assert float(softmax_entropy(wide).mean() - base) == pytest.approx(math.log(8), abs=0.1)
+    assert float(softmax_entropy(torch.zeros(5))) == pytest.approx(math.log(5))
+    with pytest.raises(ValueError, match="regime"):
+        entropy_invariant_scale(10, 5, 1.0, regime="flat")
+    with pytest.raises(ValueError, match="n"):
+        entropy_invariant_scale(1, 5, 1.0)
