@@ -561,7 +561,8 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
                      f"sqrt(head_dim) = sqrt({head}), so the slopes here are "
                      f"2^(-8h/H) / {head**0.5:.4g}")
         length = int(cfg.get("max_position_embeddings") or 2048)
-        gap = falcon_bf16_bias_error(len(layers[0].alibi_slopes), head, length)
+        heads = int(_first(cfg, "num_attention_heads", "n_head"))
+        gap = falcon_bf16_bias_error(heads, head, length)
         notes.append(f"transformers' Falcon builds the ALiBi bias in bfloat16 whatever the "
                      f"model's dtype (its build_alibi_tensor): over "
                      f"{_number(length)} keys it is up to {gap:.3g} logits from the exact "
@@ -933,8 +934,7 @@ def _alibi_plan(
         if isinstance(attn, Mapping) and attn.get("alibi") is False:
             raise ValueError("this MPT config has attn_config.alibi = False (learned positions)")
         raw_attn = raw.get("attn_config") if isinstance(raw, Mapping) else attn
-        given = isinstance(raw_attn, Mapping) and raw_attn.get("alibi_bias_max") is not None
-        if given:
+        if isinstance(raw_attn, Mapping) and raw_attn.get("alibi_bias_max") is not None:
             max_bias = float(raw_attn["alibi_bias_max"])
         elif notes is not None:
             notes.append("attn_config.alibi_bias_max is not in the config: MPT's default 8 "
