@@ -1087,7 +1087,7 @@ def test_falcon_bias_gap_is_transformers_bias() -> None:
             length, dtype=torch.float64) / math.sqrt(head_dim)
         gap = falcon_bf16_bias_error(heads, head_dim, length, dtype)
         assert gap == pytest.approx(float((bias - exact).abs().max()), rel=1e-9)
-    # Falcon-RW-1B's shape: bfloat16 rounding of slope·n reaches more than a logit at 2 048.
+    # 32 heads of 64 features: bfloat16 rounding of slope·n reaches more than a logit at 2 048.
     assert 1.1 < falcon_bf16_bias_error(32, 64, 2048) < 1.2
     assert falcon_bf16_bias_error(8, 64, 1) == 0.0
     with pytest.raises(ValueError, match="dtype"):
