@@ -17,6 +17,8 @@ quantities the book plots:
   keys, in closed form, for sequences of any length;
 * :func:`alibi_precision_error` — per query of a full prefill, how far the attention of a
   content-free query moves when one of the bias forms is stored in bfloat16 or float16;
+* :func:`falcon_bf16_bias_error` — how far the ALiBi bias transformers' Falcon adds (built in
+  bfloat16 whatever the model's dtype) is from the exact ``μ_h·n/√d``;
 * :func:`mass_beyond` — the attention mass a query puts on keys farther than ``r`` back, for any
   logits given by distance (ALiBi's or RoPE's), so that the two are compared on one scale.
 """
@@ -46,6 +48,7 @@ __all__ = [
     "alibi_reach",
     "alibi_slopes",
     "alibi_window_mass",
+    "falcon_bf16_bias_error",
     "flash_attn_alibi_bias",
     "linear_bias",
     "mass_beyond",
@@ -557,6 +560,66 @@ def alibi_precision_error(
         change = (low - exact.softmax(-1)).abs()
         out[start:stop] = change.amax(dim=(0, 2))
     return out
+
+
+def falcon_bf16_bias_error(
+    n_heads: int, head_dim: int, seq_len: int, dtype: torch.dtype = torch.float32
+) -> float:
+    """Largest gap between Falcon's ALiBi bias in transformers and the exact ``μ_h·n/√head_dim``.
+
+    transformers' ``FalconModel`` (``alibi = true``: Falcon-RW) builds the bias as its
+    training code did (``build_alibi_tensor``): the float32 slopes are rounded to bfloat16 and
+    multiplied by the key position ``n`` in bfloat16 — whatever the model's dtype — then cast
+    to the model's ``dtype`` and divided by ``√head_dim``. The row ``+μ_h·n`` is BLOOM's form
+    (equal to ``−μ_h·(m − n)`` after the softmax in exact arithmetic); the gap is measured
+    against it in float64.
+
+    Parameters
+    ----------
+    n_heads : int
+        Attention heads (>= 1).
+    head_dim : int
+        Features per head (>= 1); the bias is divided by its square root.
+    seq_len : int
+        Keys ``n = 0 … seq_len − 1`` (1 … 1 048 576).
+    dtype : torch.dtype
+        The model's dtype: ``torch.float32``, ``torch.bfloat16`` or ``torch.float16``.
+
+    Returns
+    -------
+    float
+        ``max_{h, n} |bias − μ_h·n/√head_dim|`` in logits. A softmax row sees differences of
+        these errors between its keys, so up to twice this moves a logit relative to another.
+    """
+    import math
+
+    n_heads = _check_heads(n_heads)
+    head_dim = check_positive_int(head_dim, "head_dim")
+    seq_len = check_int(seq_len, "seq_len", minimum=1, what="an integer in [1, 1048576]")
+    if seq_len > 1 << 20:
+        raise ValueError(f"seq_len must be an integer in [1, 1048576], got {seq_len}")
+    if dtype not in (torch.float32, torch.bfloat16, torch.float16):
+        raise ValueError(
+            f"dtype must be torch.float32, torch.bfloat16 or torch.float16, got {dtype}"
+        )
+    check_size_elements = n_heads * seq_len
+    if check_size_elements > MAX_ELEMENTS:
+        raise ValueError(f"n_heads * seq_len must be <= {MAX_ELEMENTS}, got "
+                         f"{check_size_elements}")
+    # transformers' slopes: a float32 base raised to int32 powers (as build_alibi_tensor).
+    closest = 1 << (n_heads.bit_length() - 1)
+    base = torch.tensor(2 ** (-(2 ** -(math.log2(closest) - 3))), dtype=torch.float32)
+    slopes = torch.pow(base, torch.arange(1, 1 + closest, dtype=torch.int32))
+    if closest != n_heads:
+        extra = torch.tensor(2 ** (-(2 ** -(math.log2(2 * closest) - 3))), dtype=torch.float32)
+        rest = min(closest, n_heads - closest)
+        powers = torch.arange(1, 1 + 2 * rest, 2, dtype=torch.int32)
+        slopes = torch.cat([slopes, torch.pow(extra, powers)])
+    keys = torch.arange(seq_len)
+    bias = (slopes[:, None].bfloat16() * keys).to(dtype) / math.sqrt(head_dim)
+    exact = alibi_slopes(n_heads, dtype=torch.float64)[:, None] * keys.double() / math.sqrt(
+        head_dim)
+    return float((bias.double() - exact).abs().max())
 
 
 def mass_beyond(logits: torch.Tensor, r: int | Sequence[int]) -> torch.Tensor:

@@ -331,9 +331,9 @@ def test_collapse_ranges_and_table() -> None:
     text = format_plan(position_plan(config))
     assert text.splitlines() == [
         "layers 0–4, 6–10  RoPE base 10 000, rotary 256 of 256, half, window 1 024, causal, "
-        "qk-norm",
+        "qk-norm (per-head)",
         "layers 5, 11      RoPE base 1 000 000, rotary 256 of 256, half, linear ×8, causal, "
-        "qk-norm",
+        "qk-norm (per-head)",
     ]
     # A pattern whose last run is cut short by the layer count still shortens (Gemma 3 27B).
     sliding62 = [i for i in range(62) if (i + 1) % 6]
@@ -760,9 +760,9 @@ def test_published_configs_print_the_model_s_plan() -> None:
     out = {f.stem: _cli(str(f)).stdout for f in FIXTURES.glob("*.json")}
     g27 = out["gemma-3-27b-it"].splitlines()
     assert g27[1] == ("layers 0–4, 6–10, …, 60–61       RoPE base 10 000, rotary 128 of 128, "
-                      "half, window 1 024, causal, qk-norm")
+                      "half, window 1 024, causal, qk-norm (per-head)")
     assert g27[2] == ("layers 5, 11, …, 59 (every 6th)  RoPE base 1 000 000, rotary 128 of "
-                      "128, half, linear ×8, causal, qk-norm")
+                      "128, half, linear ×8, causal, qk-norm (per-head)")
     assert "'gemma3' wraps a text model" in out["gemma-3-27b-it"]
     assert "rotary 256 of 256" in out["gemma-3-4b-it"] and "34 layers" in out["gemma-3-4b-it"]
     assert "window |m−n| < 257, bidirectional" in out["embeddinggemma-300m"]
@@ -1030,3 +1030,129 @@ def test_transformers_validation_error_keeps_the_line_that_says_what_is_wrong() 
                                "original_max_position_embeddings": 4096}}
     with pytest.raises(ValueError, match="short_factor field must have length 48, got 64"):
         position_plan(cfg)
+
+
+# --- qk-norm kind, ALiBi defaults and gaps, run-time keys, the census counts ---------------------
+
+
+@pytest.mark.parametrize(("model_type", "kind"), [
+    ("qwen3", "per-head"), ("gemma3_text", "per-head"), ("olmo2", "flat"), ("olmo3", "flat"),
+    ("llama4_text", "per-head, no weight"), ("cohere", "per-head, weight per head"),
+])
+def test_qk_norm_kind_is_the_shape_of_the_layer_s_norm(model_type: str, kind: str) -> None:
+    """The plan's qk-norm kind matches the weight of the norm the tiny model's attention builds."""
+    overrides = {"use_qk_norm": True} if model_type in ("cohere", "llama4_text") else {}
+    config, model = tiny_model_for(model_type, **overrides)
+    entry = next(e for e in position_plan(config) if e.qk_norm)
+    assert entry.qk_norm_kind == kind
+    assert f"qk-norm ({kind})" in entry.describe()
+    attn = model.layers[entry.layer].self_attn
+    norm = next(getattr(attn, n) for n in ("q_norm", "qk_norm") if hasattr(attn, n))
+    weights = [p.shape for p in norm.parameters()]
+    heads, head = config.num_attention_heads, entry.head_dim
+    expected = {"per-head": [(head,)], "flat": [(heads * head,)], "per-head, no weight": [],
+                "per-head, weight per head": [(heads, head)]}[kind]
+    assert weights == expected
+
+
+def test_qk_norm_kind_is_checked() -> None:
+    with pytest.raises(ValueError, match="qk_norm_kind"):
+        LayerPosition(layer=0, kind="nope", layer_type="full_attention", head_dim=8,
+                      qk_norm=True, qk_norm_kind="sideways")
+
+
+def test_mpt_without_alibi_bias_max_says_it_assumed_8() -> None:
+    raw = {"model_type": "mpt", "n_layers": 2, "n_heads": 8, "d_model": 64,
+           "attn_config": {"alibi": True}}
+    plan = position_plan(raw)
+    assert any("alibi_bias_max" in n and "default 8 assumed" in n for n in plan.notes)
+    assert torch.allclose(plan[0].alibi_slopes, 2.0 ** -torch.arange(1, 9, dtype=torch.float64))
+    raw["attn_config"]["alibi_bias_max"] = 16
+    plan = position_plan(raw)
+    assert not any("alibi_bias_max" in n for n in plan.notes)
+    assert torch.allclose(plan[0].alibi_slopes, 4.0 ** -torch.arange(1, 9, dtype=torch.float64))
+
+
+def test_falcon_bias_gap_is_transformers_bias() -> None:
+    """falcon_bf16_bias_error measures the bias FalconModel builds, in float32 and bfloat16."""
+    from transformers.models.falcon.modeling_falcon import build_alibi_tensor
+
+    from posenc_lib.alibi import alibi_slopes, falcon_bf16_bias_error
+
+    for heads, head_dim, length, dtype in ((32, 64, 2048, torch.float32),
+                                           (12, 48, 300, torch.bfloat16)):
+        bias = build_alibi_tensor(torch.ones(1, length, dtype=torch.long), heads, dtype)
+        bias = (bias.reshape(heads, length) / math.sqrt(head_dim)).double()
+        exact = alibi_slopes(heads, dtype=torch.float64)[:, None] * torch.arange(
+            length, dtype=torch.float64) / math.sqrt(head_dim)
+        gap = falcon_bf16_bias_error(heads, head_dim, length, dtype)
+        assert gap == pytest.approx(float((bias - exact).abs().max()), rel=1e-9)
+    # 32 heads of 64 features: bfloat16 rounding of slope·n reaches more than a logit at 2 048.
+    assert 1.1 < falcon_bf16_bias_error(32, 64, 2048) < 1.2
+    assert falcon_bf16_bias_error(8, 64, 1) == 0.0
+    with pytest.raises(ValueError, match="dtype"):
+        falcon_bf16_bias_error(8, 64, 16, torch.float64)
+    with pytest.raises(ValueError, match="seq_len"):
+        falcon_bf16_bias_error(8, 64, 0)
+    raw = {"model_type": "falcon", "num_hidden_layers": 2, "num_attention_heads": 32,
+           "hidden_size": 2048, "alibi": True}
+    notes = position_plan(raw).notes
+    assert any("bfloat16" in n and "1.14 logits" in n for n in notes), notes
+
+
+def test_runtime_only_keys_get_a_note() -> None:
+    from posenc_lib.architectures._families import RUNTIME_ONLY_KEYS
+
+    plan = position_plan(PUBLISHED_CONFIGS["Gemma 3 27B"][1])
+    assert any(n.startswith("query_pre_attn_scalar = 168 (run time") for n in plan.notes)
+    raw = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+           "num_attention_heads": 4, "cache_implementation": "static"}
+    assert any(n.startswith("cache_implementation = 'static'") for n in position_plan(raw).notes)
+    del raw["cache_implementation"]
+    assert not any(k in n for n in position_plan(raw).notes for k in RUNTIME_ONLY_KEYS)
+
+
+def test_census_summary_counts_what_the_full_planning_counts() -> None:
+    quick = hf_check.census_summary()
+    assert quick.types == len(CENSUS)
+    assert quick.covered + len(quick.refused) + len(quick.unverified) == quick.types
+    assert set(quick.unverified) == hf_check.UNVERIFIED_TYPES & set(CENSUS)
+    assert quick == hf_check.census_summary(plan_all=True)
+
+
+def test_entropy_invariant_scale_laws() -> None:
+    """λ² = λ₀² + 2 ln(n/L) (Gaussian bulk) and Su's λ₀ ln n / ln L (sharp softmax)."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from posenc_lib.architectures import entropy_invariant_scale, softmax_entropy
+
+    @given(st.integers(2, 10**7), st.integers(2, 10**7), st.floats(0.1, 5.0))
+    def law(n: int, length: int, lam0: float) -> None:
+        square = lam0**2 + 2 * math.log(n / length)
+        if square <= 0:
+            with pytest.raises(ValueError, match="scale0"):
+                entropy_invariant_scale(n, length, lam0)
+            return
+        lam = entropy_invariant_scale(n, length, lam0)
+        # the Gaussian-bulk entropy ln n − λ²/2 is the same at (n, λ) and (L, λ₀)
+        assert math.log(n) - lam**2 / 2 == pytest.approx(math.log(length) - lam0**2 / 2,
+                                                         abs=1e-9)
+        sharp = entropy_invariant_scale(n, length, lam0, regime="sharp")
+        assert sharp == pytest.approx(lam0 * math.log(n) / math.log(length))
+
+    law()
+    assert entropy_invariant_scale(8 * 4096, 4096, 1.0) == pytest.approx(
+        math.sqrt(1 + 2 * math.log(8)))
+    # Monte Carlo: Gaussian logits at 8 times the keys keep their entropy with the law's scale.
+    g = torch.Generator().manual_seed(1)
+    base = softmax_entropy(torch.randn(16, 2048, generator=g, dtype=torch.float64)).mean()
+    wide = torch.randn(16, 8 * 2048, generator=g, dtype=torch.float64)
+    lam = entropy_invariant_scale(8 * 2048, 2048, 1.0)
+    assert abs(float(softmax_entropy(lam * wide).mean() - base)) < 0.1
+    assert float(softmax_entropy(wide).mean() - base) == pytest.approx(math.log(8), abs=0.1)
+    assert float(softmax_entropy(torch.zeros(5))) == pytest.approx(math.log(5))
+    with pytest.raises(ValueError, match="regime"):
+        entropy_invariant_scale(10, 5, 1.0, regime="flat")
+    with pytest.raises(ValueError, match="n"):
+        entropy_invariant_scale(1, 5, 1.0)

@@ -17,7 +17,12 @@ from ._families import SUPPORTED_MODEL_TYPES, Plan, position_plan
 from ._plan import KINDS, LayerPosition, QueryScale, proportional_inv_freq
 from ._resolve import check_config_dict, load_config
 from ._table import collapse_ranges, format_plan
-from ._temperature import TEMPERATURE_FORMS, logit_multiplier
+from ._temperature import (
+    TEMPERATURE_FORMS,
+    entropy_invariant_scale,
+    logit_multiplier,
+    softmax_entropy,
+)
 
 __all__ = [
     "KINDS",
@@ -28,9 +33,11 @@ __all__ = [
     "QueryScale",
     "check_config_dict",
     "collapse_ranges",
+    "entropy_invariant_scale",
     "format_plan",
     "load_config",
     "logit_multiplier",
     "position_plan",
     "proportional_inv_freq",
+    "softmax_entropy",
 ]

@@ -17,12 +17,12 @@ from typing import Any
 import torch
 
 from .._validation import MAX_PYTHON_ITEMS, check_int
-from ..alibi import alibi_slopes
+from ..alibi import alibi_slopes, falcon_bf16_bias_error
 from ..extension import extended_rope
 from ..rope import partial_rotary_dim
 from ._plan import LayerPosition, QueryScale, _number, proportional_inv_freq
 
-__all__ = ["SUPPORTED_MODEL_TYPES", "TEXT_TYPES", "Plan", "position_plan"]
+__all__ = ["RUNTIME_ONLY_KEYS", "SUPPORTED_MODEL_TYPES", "TEXT_TYPES", "Plan", "position_plan"]
 
 # transformers rope_type -> posenc_lib.extension method.
 _METHODS = {
@@ -173,6 +173,11 @@ def _is_attention(layer_type: str) -> bool:
         layer_type.endswith("attention") and layer_type not in _NOT_ATTENTION
     )
 
+
+# How the family rows normalise q and k when their config asks for it (read without
+# transformers; with it, from the attention class, ``_rotary.qk_norm_kind``).
+_QK_NORM_KIND = {"llama4_text": "per-head, no weight", "olmo2": "flat", "olmo3": "flat",
+                 "cohere": "per-head, weight per head"}
 
 # Types whose attention applies RoPE on windowed layers only once windows are configured (read
 # from their modelling code in transformers 5.25: ``if self.sliding_window is None or
@@ -517,31 +522,18 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     TypeError
         ``config`` is neither a dict nor a config object.
     """
-    from ._resolve import resolve
-    from ._rotary import qk_norm, rotary_module_tables
+    from ._rotary import qk_norm, qk_norm_kind, rotary_module_tables
 
-    resolved = resolve(config)
+    if seq_len is not None:
+        seq_len = check_int(seq_len, "seq_len", minimum=0, what="a non-negative integer")
+    resolved, n = _preflight(config)
     cfg, hf, model_type = dict(resolved.cfg), resolved.hf_config, resolved.model_type
+    cfg["num_hidden_layers"] = n
     notes = list(resolved.notes)
-    _check_factor_and_window(cfg)
     if model_type in _unverified_types():
         notes.append("not verified against transformers' layers (its tiny model could not be "
                      "built here)")
     defaulted: list[str] | None = None if hf is not None else []
-    if seq_len is not None:
-        seq_len = check_int(seq_len, "seq_len", minimum=0, what="a non-negative integer")
-    n = _first(cfg, "num_hidden_layers", "n_layer", "n_layers")
-    if n is None:
-        raise ValueError(f"config of model_type {model_type!r} has no num_hidden_layers")
-    n = check_int(n, "num_hidden_layers", minimum=1)
-    if n > MAX_PYTHON_ITEMS:
-        raise ValueError(f"num_hidden_layers must be <= {MAX_PYTHON_ITEMS}, got {n}")
-    cfg["num_hidden_layers"] = n
-    if model_type in REFUSED_TYPES:
-        raise ValueError(
-            f"model_type {model_type!r} cannot be described by position_plan: "
-            f"{REFUSED_TYPES[model_type]}"
-        )
     family = _FAMILIES.get(model_type)
     if family is None and hf is None:
         raise ValueError(
@@ -568,9 +560,17 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         notes.append(f"alibi = true: no rotary; transformers divides the ALiBi bias by "
                      f"sqrt(head_dim) = sqrt({head}), so the slopes here are "
                      f"2^(-8h/H) / {head**0.5:.4g}")
-        return Plan(layers, model_type, notes, cfg)
+        length = int(cfg.get("max_position_embeddings") or 2048)
+        heads = int(_first(cfg, "num_attention_heads", "n_head"))
+        gap = falcon_bf16_bias_error(heads, head, length)
+        notes.append(f"transformers' Falcon builds the ALiBi bias in bfloat16 whatever the "
+                     f"model's dtype (its build_alibi_tensor): over "
+                     f"{_number(length)} keys it is up to {gap:.3g} logits from the exact "
+                     f"slope·distance/sqrt(head_dim) these slopes give")
+        return _finish(Plan(layers, model_type, notes, cfg), config)
     if family.alibi:
-        return Plan(_alibi_plan(cfg, model_type, n, layer_types), model_type, notes, cfg)
+        layers = _alibi_plan(cfg, model_type, n, layer_types, notes=notes, raw=config)
+        return _finish(Plan(layers, model_type, notes, cfg), config)
     _refuse_unread_alibi(cfg, model_type)
     head_dim = _head_dim(cfg)
     if cfg.get("qk_rope_head_dim") and cfg.get("qk_nope_head_dim"):  # MLA: every layer's q/k
@@ -618,6 +618,9 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     norm = qk_norm(model_type, cfg) if hf is not None else next(
         (cfg[k] for k in ("use_qk_norm", "qk_layernorm") if isinstance(cfg.get(k), bool)), None
     )
+    norm_kind = None
+    if norm:
+        norm_kind = qk_norm_kind(model_type) if hf is not None else _QK_NORM_KIND.get(model_type)
     plan: list[LayerPosition] = []
     cache: dict[str, dict[str, Any]] = {}
     for i, layer_type in enumerate(layer_types):
@@ -635,7 +638,8 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
                 layer_head_dim = int(override["head_dim"])
         uses_rope = has_rope and (family.uses_rope is None or family.uses_rope(cfg, i, layer_type))
         entry: dict[str, Any] = dict(layer=i, layer_type=layer_type, head_dim=layer_head_dim,
-                                     bidirectional=bidirectional, qk_norm=norm)
+                                     bidirectional=bidirectional, qk_norm=norm,
+                                     qk_norm_kind=norm_kind)
         if family.window_types is None or layer_type in family.window_types:
             entry["window"] = int(window) if window else None
         if layer_type == "chunked_attention":
@@ -655,7 +659,8 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
                     int(_needs(cfg, defaulted, "floor_scale", 8192)),
                 )
             if model_type == "llama4_text":
-                entry["qk_norm"] = False  # Llama 4 normalises q and k on its RoPE layers only
+                # Llama 4 normalises q and k on its RoPE layers only
+                entry["qk_norm"], entry["qk_norm_kind"] = False, None
             plan.append(LayerPosition(kind="nope", **entry))
             continue
         table = None
@@ -704,7 +709,79 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         _note_unused_bases(config, plan, notes)
     if defaulted:
         notes.append("keys not in the config, defaulted: " + ", ".join(dict.fromkeys(defaulted)))
-    return Plan(plan, model_type, notes, cfg)
+    return _finish(Plan(plan, model_type, notes, cfg), config)
+
+
+#: Config keys that change attention at run time but are not part of a position plan, with what
+#: they do; a plan whose config sets one carries a note instead of passing over it in silence.
+RUNTIME_ONLY_KEYS: dict[str, str] = {
+    "attn_logit_softcapping": "attention logits pass through c·tanh(logit/c), which bounds "
+    "every logit, its position terms included",
+    "query_pre_attn_scalar": "the softmax scale is 1/sqrt(query_pre_attn_scalar), not "
+    "1/sqrt(head_dim)",
+    "attention_multiplier": "the softmax scale is this number, not 1/sqrt(head_dim)",
+    "attn_implementation": "the attention kernel, chosen when the model is loaded: a kernel "
+    "that ignores the window or the bias changes what each query sees",
+    "cache_implementation": "the KV cache class generate() uses: a sliding-window or hybrid "
+    "cache keeps only each windowed layer's last keys",
+}
+
+
+def _finish(plan: Plan, raw: object) -> Plan:
+    """Add a note for every :data:`RUNTIME_ONLY_KEYS` entry the config sets."""
+    sources: list[Mapping[str, Any]] = [plan.config]
+    if isinstance(raw, Mapping):
+        sources.append(raw)
+        if isinstance(raw.get("text_config"), Mapping):
+            sources.append(raw["text_config"])
+    for key, what in RUNTIME_ONLY_KEYS.items():
+        value = next((src[key] for src in sources if src.get(key) not in (None, False)), None)
+        if value is None:
+            continue
+        note = f"{key} = {value!r} (run time, not in the plan): {what}"
+        if note not in plan.notes:
+            plan.notes.append(note)
+    return plan
+
+
+def _preflight(config: object) -> tuple[Any, int]:
+    """Resolve the config and make the refusals that need no rotary module: ``(resolved, n)``."""
+    from ._resolve import resolve
+
+    resolved = resolve(config)
+    cfg, model_type = resolved.cfg, resolved.model_type
+    _check_factor_and_window(cfg)
+    n = _first(cfg, "num_hidden_layers", "n_layer", "n_layers")
+    if n is None:
+        raise ValueError(f"config of model_type {model_type!r} has no num_hidden_layers")
+    n = check_int(n, "num_hidden_layers", minimum=1)
+    if n > MAX_PYTHON_ITEMS:
+        raise ValueError(f"num_hidden_layers must be <= {MAX_PYTHON_ITEMS}, got {n}")
+    if model_type in REFUSED_TYPES:
+        raise ValueError(
+            f"model_type {model_type!r} cannot be described by position_plan: "
+            f"{REFUSED_TYPES[model_type]}"
+        )
+    if _FAMILIES.get(model_type) is None and resolved.hf_config is None:
+        raise ValueError(
+            f"model_type {model_type!r} is not supported by position_plan without transformers; "
+            f"supported: {', '.join(SUPPORTED_MODEL_TYPES)}"
+        )
+    _head_dim(cfg)
+    return resolved, n
+
+
+def plan_refusal(config: object) -> str | None:
+    """The error :func:`position_plan` gives before reading the rotary module, or None.
+
+    Quick (no modelling module is imported): a bad config, no layer count, a type in
+    ``REFUSED_TYPES``, no head size.
+    """
+    try:
+        _preflight(config)
+    except (ValueError, TypeError) as err:
+        return str(err)
+    return None
 
 
 def _check_factor_and_window(cfg: Mapping[str, Any]) -> None:
@@ -848,7 +925,7 @@ def _refuse_unread_alibi(cfg: Mapping[str, Any], model_type: str) -> None:
 
 def _alibi_plan(
     cfg: dict[str, Any], model_type: str, n: int, layer_types: list[str],
-    bias_scale: float = 1.0,
+    bias_scale: float = 1.0, notes: list[str] | None = None, raw: object = None,
 ) -> list[LayerPosition]:
     heads = int(_first(cfg, "n_head", "num_attention_heads", "n_heads"))
     max_bias = 8.0
@@ -856,8 +933,12 @@ def _alibi_plan(
         attn = cfg.get("attn_config") or {}
         if isinstance(attn, Mapping) and attn.get("alibi") is False:
             raise ValueError("this MPT config has attn_config.alibi = False (learned positions)")
-        if isinstance(attn, Mapping) and attn.get("alibi_bias_max"):
-            max_bias = float(attn["alibi_bias_max"])
+        raw_attn = raw.get("attn_config") if isinstance(raw, Mapping) else attn
+        if isinstance(raw_attn, Mapping) and raw_attn.get("alibi_bias_max") is not None:
+            max_bias = float(raw_attn["alibi_bias_max"])
+        elif notes is not None:
+            notes.append("attn_config.alibi_bias_max is not in the config: MPT's default 8 "
+                         "assumed (as MptAttentionConfig fills it), slopes 2^(-8h/H)")
     slopes = alibi_slopes(heads, max_bias=max_bias, dtype=torch.float64) * bias_scale
     return [
         LayerPosition(

@@ -24,11 +24,19 @@ from .._validation import (
 from ..multimodal import MROPE_AXES, apply_mrope, mrope_axis_map
 from ..rope import CONVENTIONS, apply_rope_complex, apply_rope_half, apply_rope_interleaved
 
-__all__ = ["KINDS", "LayerPosition", "QueryScale", "proportional_inv_freq"]
+__all__ = ["KINDS", "QK_NORM_KINDS", "LayerPosition", "QueryScale", "proportional_inv_freq"]
 
 #: The kinds of layer a plan names: ``"no_attention"`` is a hybrid's recurrent, linear-attention
 #: or state-space layer (position reaches it only through the order it reads tokens in).
 KINDS: tuple[str, ...] = ("rope", "nope", "alibi", "no_attention")
+
+#: How a layer normalises q and k (``LayerPosition.qk_norm_kind``): over each head's features
+#: with a learned weight per feature, over each head without a weight, over each head with a
+#: weight per head and feature (Cohere), or over the whole projection (all heads together, OLMo 2
+#: and 3).
+QK_NORM_KINDS: tuple[str, ...] = ("per-head", "per-head, no weight", "per-head, weight per head",
+                                  "flat")
+
 
 _APPLY = {
     "half": apply_rope_half,
@@ -166,7 +174,13 @@ class LayerPosition:
         Queries also see later keys (encoders, EmbeddingGemma); a window then keeps keys with
         ``|m − n| < window``.
     qk_norm : bool or None
-        q and k are normalised per head before attention; None when not known.
+        q and k are normalised before attention; None when not known.
+    qk_norm_kind : str or None
+        How, when ``qk_norm``: ``"per-head"`` (over each head's features, a learned weight per
+        feature: Qwen3, Gemma 3), ``"per-head, no weight"`` (Llama 4), ``"per-head, weight per
+        head"`` (Cohere) or ``"flat"`` (one norm over all heads together: OLMo 2 and 3); None
+        when not known. A norm without a weight commutes with the rotation; one with a weight
+        per feature does not.
     """
 
     layer: int
@@ -191,9 +205,12 @@ class LayerPosition:
     scaling: str | None = None
     bidirectional: bool = False
     qk_norm: bool | None = None
+    qk_norm_kind: str | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", KINDS)
+        if self.qk_norm_kind is not None:
+            check_choice(self.qk_norm_kind, "qk_norm_kind", QK_NORM_KINDS)
         if self.kind == "rope":
             check_choice(self.convention, "convention", CONVENTIONS)
             if self.inv_freq is None or self.inv_freq.shape != (self.rotary_dim // 2,):
@@ -348,7 +365,7 @@ class LayerPosition:
             parts.append("learned sinks")
         parts.append("bidirectional" if self.bidirectional else "causal")
         if self.qk_norm:
-            parts.append("qk-norm")
+            parts.append(f"qk-norm ({self.qk_norm_kind})" if self.qk_norm_kind else "qk-norm")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, object]:

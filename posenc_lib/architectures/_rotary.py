@@ -21,7 +21,7 @@ import torch
 
 __all__ = [
     "builds_only_bidirectional_masks",
-    "modeling_module", "pairing_convention", "qk_norm", "rotary_module_tables"]
+    "modeling_module", "pairing_convention", "qk_norm", "qk_norm_kind", "rotary_module_tables"]
 
 
 @functools.cache
@@ -48,6 +48,38 @@ def _source(obj: Any) -> str:
         return inspect.getsource(obj)
     except (OSError, TypeError):
         return ""
+
+
+_ROTARY_ASSIGN = re.compile(r"rotary_emb\w*\s*=\s*(\w+RotaryEmbedding)\(")
+
+
+@functools.cache
+def has_rotary_module(model_type: str) -> bool:
+    """Whether the base model's modelling file assigns a ``…RotaryEmbedding`` to ``rotary_emb``.
+
+    Read from the file's text without importing it (the census asks this of every type);
+    falls back to importing the module when the file cannot be found.
+    """
+    import importlib.util
+
+    try:
+        from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+        transformers = importlib.import_module("transformers")
+        name = MODEL_MAPPING_NAMES.get(model_type)
+        name = name[0] if isinstance(name, (tuple, list)) else name
+        where = getattr(transformers, "_class_to_module", {}).get(str(name))
+        spec = importlib.util.find_spec(f"transformers.{where}") if where else None
+        path = spec.origin if spec is not None else None
+    except Exception:
+        path = None
+    if path is None:
+        return _rotary_class(model_type) is not None
+    with open(path, encoding="utf-8") as handle:
+        source = handle.read()
+    names = [c for c in _ROTARY_ASSIGN.findall(source) if "Vision" not in c and "Audio" not in c]
+    return any(re.search(rf"^class {n}\b", source, re.MULTILINE) or f"import {n}" in source
+               or f" {n}," in source or f" {n}\n" in source for n in names)
 
 
 @functools.cache
@@ -198,3 +230,70 @@ def qk_norm(model_type: str, cfg: dict[str, Any]) -> bool | None:
             if "self.q_norm" in source or "self.q_layernorm" in source:
                 return True
     return False
+
+
+_NORM_CALL = re.compile(r"self\.(?:q_norm|q_layernorm|qk_norm)\s*=\s*([\w.]+)\(")
+
+
+def _call_arguments(source: str, start: int) -> str:
+    """The text between the parenthesis opening at ``start - 1`` and its match."""
+    depth, i = 1, start
+    while i < len(source) and depth:
+        depth += {"(": 1, ")": -1}.get(source[i], 0)
+        i += 1
+    return source[start:i - 1]
+
+
+@functools.cache
+def qk_norm_kind(model_type: str) -> str | None:
+    """How the model's text attention normalises q (and k): one of ``QK_NORM_KINDS``.
+
+    Read from the attention class's source in transformers: the arguments of the norm it builds
+    for ``q_norm`` / ``q_layernorm`` / ``qk_norm``. A size of ``head_dim`` is a norm per head;
+    (or ``hidden_size // num_heads``); ``num_attention_heads * head_dim`` or ``hidden_size`` is one
+    norm over the whole projection (``"flat"``); no size or ``with_scale=False`` / a weightless
+    class is a norm per head without a learned weight; Cohere's and Chameleon's
+    ``(num_attention_heads, head_dim)`` and StableLM's ``…LayerNormPerHead`` are per head with a
+    weight per head and feature. None when the model builds no such norm or the call is not
+    recognised.
+
+    Parameters
+    ----------
+    model_type : str
+        A transformers model type.
+
+    Returns
+    -------
+    str or None
+    """
+    module = modeling_module(model_type)
+    if module is None:
+        return None
+    for name, obj in vars(module).items():
+        if not (name.endswith("Attention") and inspect.isclass(obj)) or "Vision" in name:
+            continue
+        source = _source(obj)
+        match = _NORM_CALL.search(source)
+        if match is None:
+            continue
+        cls_name, args = match.group(1), _call_arguments(source, match.end())
+        head = "head_dim" in args
+        if "with_scale=False" in args or "Weightless" in cls_name or "L2Norm" in cls_name or (
+            not head and "hidden_size" not in args and "embed_dim" not in args
+            and "heads" not in args
+        ):
+            return "per-head, no weight"
+        if "PerHead" in cls_name or re.search(
+            r"\(\s*(config\.num_attention_heads|self\.num_heads)\s*,", args
+        ):
+            return "per-head, weight per head"
+        first = args.split(",")[0]
+        if "//" in first and "heads" in first:  # hidden_size // num_heads: the head size
+            return "per-head"
+        if any(w in first for w in ("num_attention_heads", "num_heads", "hidden_size",
+                                    "embed_dim")):
+            return "flat"
+        if head:
+            return "per-head"
+        return None
+    return None

@@ -16,7 +16,7 @@ from .._validation import check_choice, check_factor, check_positions, check_pos
 from ..extension import yarn_attention_factor
 from ._plan import QueryScale
 
-__all__ = ["TEMPERATURE_FORMS", "logit_multiplier"]
+__all__ = ["TEMPERATURE_FORMS", "entropy_invariant_scale", "logit_multiplier", "softmax_entropy"]
 
 #: The forms :func:`logit_multiplier` knows.
 TEMPERATURE_FORMS: tuple[str, ...] = (
@@ -79,3 +79,66 @@ def logit_multiplier(
     if form in ("llama4", "llama_4_scaling_beta"):
         return QueryScale(form, check_positive(scale, "scale"), int(floor))(p)
     return check_positive(ssmax_s, "ssmax_s") * torch.log(p + 1)
+
+
+def entropy_invariant_scale(n: int, train_len: int, scale0: float, *,
+                            regime: str = "gaussian") -> float:
+    """The logit scale ``λ`` that keeps a softmax's entropy at ``n`` keys what it was at ``L``.
+
+    With logits ``λ·s_j`` the entropy is ``H = ln Σ e^{λ s_k} − λ Σ a_j s_j``.
+
+    * ``"gaussian"``: a broad bulk of unit-variance Gaussian ``s_j`` and many keys (while
+      ``λ² < 2 ln n``): ``ln((1/n) Σ e^{λ s}) → λ²/2`` and ``Σ a_j s_j → λ``, so
+      ``H ≈ ln n − λ²/2`` and holding ``H`` fixed gives ``λ² = λ₀² + 2 ln(n/L)``.
+    * ``"sharp"``: Su's argument (kexue.fm 8823, 9034): ``H ≈ ln n − λ(s_max − s̄)``; a sharp
+      softmax has entropy small next to ``ln n``, so ``λ ∝ ln n``: ``λ = λ₀ ln n / ln L``.
+
+    Parameters
+    ----------
+    n : int
+        Visible keys now (>= 2).
+    train_len : int
+        Visible keys at training, ``L`` (>= 2).
+    scale0 : float
+        The scale ``λ₀`` at ``L`` (> 0).
+    regime : str
+        ``"gaussian"`` or ``"sharp"``.
+
+    Returns
+    -------
+    float
+        ``λ``; for ``"gaussian"`` a ``ValueError`` if ``λ₀² + 2 ln(n/L) <= 0``.
+    """
+    from .._validation import check_int
+
+    n = check_int(n, "n", minimum=2)
+    train_len = check_int(train_len, "train_len", minimum=2)
+    scale0 = check_positive(scale0, "scale0")
+    check_choice(regime, "regime", ("gaussian", "sharp"))
+    if regime == "sharp":
+        return scale0 * math.log(n) / math.log(train_len)
+    square = scale0**2 + 2 * math.log(n / train_len)
+    if square <= 0:
+        raise ValueError(f"scale0**2 + 2 ln(n / train_len) must be > 0, got {square:.4g}: "
+                         "n is too short for this scale0 to be kept")
+    return math.sqrt(square)
+
+
+def softmax_entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Entropy (nats) of ``softmax(logits)`` over the last axis, float64.
+
+    Parameters
+    ----------
+    logits : torch.Tensor
+        Shape ``(..., n)``, floating point, finite.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(...)``, float64.
+    """
+    from .._validation import check_float_tensor
+
+    logits = check_float_tensor(logits, "logits", min_ndim=1).double()
+    log_p = logits.log_softmax(-1)
+    return -(log_p.exp() * log_p).sum(-1)

@@ -24,8 +24,10 @@ from ._families import position_plan
 
 __all__ = [
     "TINY_CONFIGS",
+    "CensusSummary",
     "TypeCheck",
     "census",
+    "census_summary",
     "census_types",
     "check_type",
     "layer_qk",
@@ -277,7 +279,7 @@ def census_types() -> list[str]:
         MODEL_MAPPING_NAMES,
     )
 
-    from ._rotary import _rotary_class
+    from ._rotary import has_rotary_module
 
     text = {*MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, *MODEL_FOR_MASKED_LM_MAPPING_NAMES}
     out = []
@@ -290,7 +292,7 @@ def census_types() -> list[str]:
             cls = CONFIG_MAPPING[model_type]
             if "text_config" in (getattr(cls, "sub_configs", None) or {}):
                 continue
-            if _rotary_class(model_type) is None:
+            if not has_rotary_module(model_type):
                 continue
         except Exception:
             continue
@@ -560,6 +562,75 @@ def census(types: list[str] | None = None) -> list[TypeCheck]:
         return [check_type(t) for t in (census_types() if types is None else types)]
     finally:
         transformers.logging.set_verbosity(verbosity)
+
+
+@dataclasses.dataclass(frozen=True)
+class CensusSummary:
+    """The census in numbers: ``types = covered + refused + unverified``.
+
+    Attributes
+    ----------
+    types : int
+        Text model types of the installed transformers with a rotary module
+        (:func:`census_types`).
+    covered : int
+        Types whose plan ``tests/test_architectures.py`` holds against a tiny model's layers.
+    refused : tuple of str
+        Types :func:`~posenc_lib.architectures.position_plan` refuses with an error naming them.
+    unverified : tuple of str
+        Types in :data:`UNVERIFIED_TYPES` (no tiny model built or captured; plans carry a note).
+    """
+
+    types: int
+    covered: int
+    refused: tuple[str, ...]
+    unverified: tuple[str, ...]
+
+
+def census_summary(*, plan_all: bool = False) -> CensusSummary:
+    """Count the census of the installed transformers without building a model.
+
+    A type is refused when planning its tiny config (:func:`tiny_config`) raises the error
+    :func:`~posenc_lib.architectures.position_plan` gives for a type it cannot describe; the
+    quick default checks only the refusals made before the rotary module is read (no layer
+    count or head size, a type in ``REFUSED_TYPES``), ``plan_all=True`` plans every type in
+    full (slower: it imports every modelling module). Types in :data:`UNVERIFIED_TYPES` are
+    counted apart; the rest are covered, as ``tests/test_architectures.py`` checks type by type.
+
+    Parameters
+    ----------
+    plan_all : bool
+        Plan every type in full instead of the quick refusal check.
+
+    Returns
+    -------
+    CensusSummary
+    """
+    import transformers
+
+    from ._families import plan_refusal
+
+    types = census_types()
+    unverified = tuple(t for t in types if t in UNVERIFIED_TYPES)
+    refused: list[str] = []
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
+    try:
+        for model_type in types:
+            if model_type in UNVERIFIED_TYPES:
+                continue
+            config = tiny_config(model_type)
+            if plan_all:
+                try:
+                    position_plan(config)
+                except (ValueError, TypeError):
+                    refused.append(model_type)
+            elif plan_refusal(config) is not None:
+                refused.append(model_type)
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+    covered = len(types) - len(refused) - len(unverified)
+    return CensusSummary(len(types), covered, tuple(refused), unverified)
 
 
 if __name__ == "__main__":  # python -m posenc_lib.architectures.hf_check
