@@ -374,8 +374,8 @@ def layer_rope_frequencies(config: object) -> list[torch.Tensor | None]:
     and its global layers 1 000 000 (with linear scaling in the larger checkpoints), SmolLM3
     leaves every fourth layer without RoPE (``no_rope_layers``), Llama 4 its chunked/NoPE mix. A
     K-shift with one set of frequencies for every layer is then wrong in the layers that differ.
-    The frequencies are read by :func:`posenc_lib.architectures.position_plan`, from the model's own rotary
-    module when transformers is installed.
+    The frequencies are read by :func:`posenc_lib.architectures.position_plan`, from the model's
+    own rotary module when transformers is installed.
 
     Parameters
     ----------
@@ -393,7 +393,8 @@ def layer_rope_frequencies(config: object) -> list[torch.Tensor | None]:
     ------
     ValueError
         A RoPE layer whose rotary block does not start at feature 0 (MLA: shift its rotary key
-        with :func:`rerotate_keys`), or a config :func:`posenc_lib.architectures.position_plan` refuses.
+        with :func:`rerotate_keys`), or a config that
+        :func:`posenc_lib.architectures.position_plan` refuses.
     """
     from .architectures import position_plan
 
