@@ -6,7 +6,7 @@
   (``θ' = θ/s``), blends the two, or scales it by more than ``s``;
 * :func:`all_ones_scores` — LLaMA 2 Long's curve: the score ``q·R_Δ k`` with all-ones ``q`` and
   ``k`` against the distance ``Δ``, optionally with xPos's per-pair decay;
-* :func:`first_negative_distance`, :func:`base_bound_map` — Men et al.'s "base bounds the context":
+* :func:`first_negative_distance`, :func:`base_bound_map`, :func:`smallest_passing_base` — Men et al.'s "base bounds the context":
   the first distance at which ``B(Δ) = Σ_i cos(Δ·θ_i)`` turns negative, and which (base, length)
   pairs keep it non-negative up to the length;
 * :func:`mean_angle_step`, :func:`mean_angle_step_limit`, :func:`consecutive_angle`,
@@ -55,6 +55,7 @@ __all__ = [
     "pi_interpolation_bound",
     "score_curve",
     "sine_integral",
+    "smallest_passing_base",
     "turns_within",
     "xpos_decay",
 ]
@@ -599,3 +600,90 @@ def base_bound_map(
         first.append(horizon + 1 if neg is None else neg)
     first_t = torch.tensor(first, dtype=torch.float64)
     return first_t[:, None] > torch.tensor(values, dtype=torch.float64)[None, :]
+
+
+
+def _base_bound_step(length: int, x: torch.Tensor, log_base: float) -> float | None:
+    """Certified step in ``ln b`` over which ``B`` stays negative somewhere, or None if ``b`` passes.
+
+    ``x`` holds ``2i/d``. For a distance ``Δ`` with ``B(Δ) < 0`` at ``ln b``, Taylor's theorem in
+    ``t = ln b`` with ``|∂²B/∂t²| <= Σ_i x_i²(u_i + u_i²)``, ``u_i = Δ·θ_i``, bounds ``B`` above
+    by a quadratic on every larger base (the ``θ_i`` only shrink as ``b`` grows); ``B(Δ)`` stays
+    negative up to that quadratic's root. The distances are scanned in chunks, and the first chunk
+    with a negative ``B`` gives the step (the largest root within it).
+    """
+    theta = torch.exp(-log_base * x)
+    for start in range(1, length + 1, _CHUNK):
+        delta = torch.arange(start, min(start + _CHUNK, length + 1), dtype=torch.float64)
+        u = delta[:, None] * theta
+        b = torch.cos(u).sum(-1)
+        negative = b < 0
+        if bool(negative.any()):
+            un, bn = u[negative], b[negative]
+            slope = (x * un * torch.sin(un)).sum(-1)
+            curvature = (x * x * (un + un * un)).sum(-1)
+            root = (-slope + torch.sqrt(slope * slope - 2 * curvature * bn)) / curvature
+            return float(root.max())
+    return None
+
+
+def smallest_passing_base(
+    length: int, dim: int = 128, *, low: float = 10.0, min_step: float = 1e-7
+) -> float:
+    """The smallest RoPE base ``>= low`` that passes Men et al.'s (2024) bound at ``length``.
+
+    Men et al.'s lower bound on the base is the smallest ``b`` for which
+    ``B(Δ) = Σ_i cos(Δ·b^(-2i/d))`` stays non-negative for every ``Δ`` in ``0 … length``. The
+    set of passing bases is not an interval: below the start of its long run it has narrow
+    islands (at ``d = 128`` and 4 096 tokens, bases from about 26 960 to 26 980 pass while
+    27 000 … 28 600 fail), which a grid or a bisection steps over. This function therefore
+    walks up from ``low`` with certified steps: at each failing base, a second-order bound on
+    ``B`` in ``ln b`` gives a distance over which some ``B(Δ)`` provably stays negative, and the
+    walk jumps exactly that far (at least ``min_step`` in ``ln b``). Every base it skips fails,
+    so the first passing base it reaches is the smallest one, except for islands narrower than
+    a relative ``min_step``.
+
+    Parameters
+    ----------
+    length : int
+        Context length ``L``: every ``Δ`` in ``0 … L`` must keep ``B(Δ) >= 0``; ``1 … 2**20``.
+    dim : int, default 128
+        Head size ``d`` (positive, even).
+    low : float, default 10.0
+        Where the walk starts: a base > 1. The answer is the smallest passing base ``>= low``.
+    min_step : float, default 1e-7
+        Smallest step of the walk in ``ln b``, in ``[1e-12, 1e-3]``.
+
+    Returns
+    -------
+    float
+        The first passing base: ``B(Δ) >= 0`` for every ``Δ <= length`` there, and every base
+        in ``[low, result)`` fails (up to islands narrower than ``min_step``).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of its range.
+
+    Examples
+    --------
+    >>> round(smallest_passing_base(1024))
+    4293
+    """
+    length = check_int(length, "length", minimum=1, what="an integer in [1, 1048576]")
+    if length > 1 << 20:
+        raise ValueError(f"length must be an integer in [1, 1048576], got {length}")
+    dim = check_dim(dim)
+    low = check_positive(low, "low")
+    if low <= 1:
+        raise ValueError(f"low must be a finite number > 1, got {low}")
+    min_step = check_positive(min_step, "min_step")
+    if not 1e-12 <= min_step <= 1e-3:
+        raise ValueError(f"min_step must be in [1e-12, 1e-3], got {min_step}")
+    x = 2 * torch.arange(dim // 2, dtype=torch.float64) / dim
+    log_base = math.log(low)
+    while True:
+        step = _base_bound_step(length, x, log_base)
+        if step is None:
+            return math.exp(log_base)
+        log_base += max(step, min_step)
