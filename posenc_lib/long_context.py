@@ -56,6 +56,7 @@ __all__ = [
     "score_curve",
     "sine_integral",
     "smallest_passing_base",
+    "softmax_entropy_shift",
     "turns_within",
     "xpos_decay",
 ]
@@ -687,3 +688,59 @@ def smallest_passing_base(
         if step is None:
             return math.exp(log_base)
         log_base += max(step, min_step)
+
+
+def softmax_entropy_shift(
+    length: int, factor: float, sigma: float, logit_scale: float = 1.0, *,
+    trials: int = 64, seed: int = 0,
+) -> tuple[float, float, float]:
+    """Mean softmax entropy over ``L`` and ``s·L`` keys, and over ``s·L`` with sharpened logits.
+
+    The logits are i.i.d. normal with standard deviation ``sigma`` (one query, content only, no
+    position). A softmax over more keys is flatter: its entropy grows by about ``ln s`` from ``L``
+    to ``s·L`` keys. Multiplying the logits by ``logit_scale`` (YaRN's ``1/t``, the square of
+    its attention factor) lowers it again. The three entropies (nats) are means over ``trials``
+    draws, with the same draws' first ``L`` logits used for the ``L``-key softmax.
+
+    Parameters
+    ----------
+    length : int
+        Training length ``L``, ``2 … 2**17``.
+    factor : float
+        Extension factor ``s``, in ``[1, 64]``; ``s·L`` is rounded to an integer.
+    sigma : float
+        Standard deviation of the logits, > 0.
+    logit_scale : float, default 1.0
+        Multiplier of the logits over ``s·L`` keys, > 0.
+    trials : int, default 64
+        Number of independent draws, ``1 … 4096``.
+    seed : int, default 0
+        Seed of the generator.
+
+    Returns
+    -------
+    tuple of float
+        ``(H_L, H_sL, H_sL_scaled)``.
+    """
+    length = check_int(length, "length", minimum=2, what="an integer in [2, 131072]")
+    if length > 1 << 17:
+        raise ValueError(f"length must be an integer in [2, 131072], got {length}")
+    factor = check_factor(factor)
+    if factor > 64:
+        raise ValueError(f"factor must be in [1, 64], got {factor}")
+    sigma = check_positive(sigma, "sigma")
+    logit_scale = check_positive(logit_scale, "logit_scale")
+    trials = check_int(trials, "trials", minimum=1, what="an integer in [1, 4096]")
+    if trials > 4096:
+        raise ValueError(f"trials must be an integer in [1, 4096], got {trials}")
+    seed = check_int(seed, "seed")
+    long_n = round(factor * length)
+    gen = torch.Generator().manual_seed(seed)
+    out = torch.zeros(3, dtype=torch.float64)
+    for _ in range(trials):
+        z = sigma * torch.randn(long_n, generator=gen, dtype=torch.float64)
+        for k, logits in enumerate((z[:length], z, logit_scale * z)):
+            p = torch.softmax(logits, 0)
+            out[k] -= float((p * torch.log(p)).sum())
+    out /= trials
+    return float(out[0]), float(out[1]), float(out[2])

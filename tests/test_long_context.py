@@ -315,3 +315,26 @@ def test_smallest_passing_base_rejects_bad_input() -> None:
         smallest_passing_base(64, low=1.0)
     with pytest.raises(ValueError, match="min_step"):
         smallest_passing_base(64, min_step=0.1)
+
+
+def test_softmax_entropy_shift_follows_the_gaussian_law() -> None:
+    from posenc_lib.long_context import softmax_entropy_shift
+
+    h_l, h_sl, h_same = softmax_entropy_shift(4096, 8.0, 1.0, trials=16)
+    assert h_same == h_sl
+    # i.i.d. N(0, σ²) logits: H ≈ ln n − σ²/2 for large n
+    assert h_l == pytest.approx(math.log(4096) - 0.5, abs=0.02)
+    assert h_sl - h_l == pytest.approx(math.log(8), rel=0.02)
+    # YaRN's logit multiplier (0.1 ln 8 + 1)² undoes about a quarter of the rise at σ = 1 …
+    scale = (0.1 * math.log(8) + 1) ** 2
+    h_l, h_sl, h_y = softmax_entropy_shift(4096, 8.0, 1.0, scale, trials=16)
+    assert 0.22 < (h_sl - h_y) / (h_sl - h_l) < 0.32
+    # … and all of it at σ = 2
+    h_l, h_sl, h_y = softmax_entropy_shift(4096, 8.0, 2.0, scale, trials=16)
+    assert 0.9 < (h_sl - h_y) / (h_sl - h_l) < 1.1
+    with pytest.raises(ValueError, match="sigma"):
+        softmax_entropy_shift(4096, 8.0, 0.0)
+    with pytest.raises(ValueError, match="factor"):
+        softmax_entropy_shift(4096, 100.0, 1.0)
+    with pytest.raises(ValueError, match="length"):
+        softmax_entropy_shift(1, 8.0, 1.0)
