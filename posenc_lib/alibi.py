@@ -173,6 +173,7 @@ def linear_bias(
     k_len: int | None = None,
     *,
     causal: bool = True,
+    future_slopes: torch.Tensor | None = None,
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
@@ -180,7 +181,8 @@ def linear_bias(
 
     Query ``i`` sits at absolute position ``k_len − q_len + i``. With ``r = pos(i) − j``:
     ``bias = −μ_h·r`` for ``r ≥ 0``; for ``r < 0`` ``−inf`` when ``causal`` and ``−μ_h·|r|``
-    otherwise (the symmetric form for encoders).
+    otherwise (the symmetric form for encoders), or ``−ν_h·|r|`` with ``ν = future_slopes``
+    (an asymmetric form: different slopes to the left and to the right).
 
     Parameters
     ----------
@@ -192,6 +194,9 @@ def linear_bias(
         Number of keys; default ``q_len``. Must be >= ``q_len`` when ``causal``.
     causal : bool
         Mask future keys with ``−inf``.
+    future_slopes : torch.Tensor, optional
+        Shape ``(n_heads,)``, finite: the slopes for keys after the query (``r < 0``); only
+        with ``causal=False``. Default: ``slopes`` (symmetric).
     dtype : torch.dtype
         Output dtype (floating; computed in float64, then cast).
     device : torch.device or str, optional
@@ -210,6 +215,15 @@ def linear_bias(
     _check_size(slopes.shape[0], q_len, k_len)
     distance = _distance(q_len, k_len, dev)
     bias = -slopes.to(dev, distance.dtype)[:, None, None] * distance.abs() + 0.0  # no −0.0
+    if future_slopes is not None:
+        if causal:
+            raise ValueError("future_slopes needs causal=False (a causal mask hides those keys)")
+        future = _check_slopes(future_slopes, "future_slopes")
+        if future.shape != slopes.shape:
+            raise ValueError(f"future_slopes must have shape {tuple(slopes.shape)} like slopes, "
+                             f"got {tuple(future.shape)}")
+        ahead = -future.to(dev, distance.dtype)[:, None, None] * distance.abs() + 0.0
+        bias = torch.where(distance < 0, ahead, bias)
     if causal:
         bias = bias.masked_fill(distance < 0, float("-inf"))
     return bias.to(dtype)

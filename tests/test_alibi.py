@@ -360,3 +360,22 @@ def test_alibi_bias_authors_takes_max_bias() -> None:
     authors = alibi_bias_authors(12, 5, max_bias=16.0, dtype=torch.float64)
     assert torch.allclose(authors.softmax(-1), ours.softmax(-1), atol=1e-15)
     assert not torch.allclose(authors, alibi_bias_authors(12, 5, dtype=torch.float64))
+
+
+def test_linear_bias_future_slopes_give_an_asymmetric_bias() -> None:
+    left = torch.tensor([0.5, 0.25], dtype=torch.float64)
+    right = torch.tensor([0.125, 1.0], dtype=torch.float64)
+    bias = linear_bias(left, 4, causal=False, future_slopes=right, dtype=torch.float64)
+    # query 1: key 0 is one back (−0.5 / −0.25), key 3 two ahead (−0.25 / −2.0)
+    assert bias[:, 1, 0].tolist() == [-0.5, -0.25] and bias[:, 1, 3].tolist() == [-0.25, -2.0]
+    assert torch.equal(linear_bias(left, 4, causal=False, future_slopes=left, dtype=torch.float64),
+                       linear_bias(left, 4, causal=False, dtype=torch.float64))
+    # reversal of the sequence maps the bias to the one with the slopes swapped, not to itself
+    flipped = bias.flip(1).flip(2)
+    assert torch.equal(flipped, linear_bias(right, 4, causal=False, future_slopes=left,
+                                            dtype=torch.float64))
+    assert not torch.equal(flipped, bias)
+    with pytest.raises(ValueError, match="future_slopes needs causal=False"):
+        linear_bias(left, 4, future_slopes=right)
+    with pytest.raises(ValueError, match="future_slopes must have shape"):
+        linear_bias(left, 4, causal=False, future_slopes=right[:1])
