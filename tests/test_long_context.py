@@ -297,7 +297,8 @@ def test_smallest_passing_base_is_monotone_and_the_bound_holds_only_from_it(
     for length, base in ((short, b_short), (long_, b_long)):
         assert first_negative_distance(rope_inv_freq(dim, base), length) is None
         if base > 10:  # the walk starts at low = 10
-            assert first_negative_distance(rope_inv_freq(dim, base * (1 - 1e-6)), length) is not None
+            below = rope_inv_freq(dim, base * (1 - 1e-6))
+            assert first_negative_distance(below, length) is not None
 
 
 def test_smallest_passing_base_rejects_bad_input() -> None:
