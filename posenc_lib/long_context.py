@@ -7,8 +7,9 @@
 * :func:`all_ones_scores` — LLaMA 2 Long's curve: the score ``q·R_Δ k`` with all-ones ``q`` and
   ``k`` against the distance ``Δ``, optionally with xPos's per-pair decay;
 * :func:`first_negative_distance`, :func:`base_bound_map`, :func:`smallest_passing_base` —
-  Men et al.'s "base bounds the context": the first distance at which ``B(Δ) = Σ_i cos(Δ·θ_i)`` turns negative, and which (base, length)
-  pairs keep it non-negative up to the length;
+  Men et al.'s "base bounds the context": the first distance at which
+  ``B(Δ) = Σ_i cos(Δ·θ_i)`` turns negative, which (base, length) pairs keep it non-negative up
+  to the length, and the smallest base that does;
 * :func:`mean_angle_step`, :func:`mean_angle_step_limit`, :func:`consecutive_angle`,
   :func:`hermitian_sine`, :func:`hermitian_sine_limit` — the granularity argument of LLaMA 2
   Long's appendix (ABF versus PI);
@@ -638,11 +639,11 @@ def smallest_passing_base(
     set of passing bases is not an interval: below the start of its long run it has narrow
     islands (at ``d = 128`` and 4 096 tokens, the integer bases 26 953 … 26 973 pass, and the long
     run of passing bases starts near 28 629), which a grid or a bisection steps over. This
-    function therefore walks up from ``low`` with certified steps: at each failing base, a second-order bound on
-    ``B`` in ``ln b`` gives a distance over which some ``B(Δ)`` provably stays negative, and the
-    walk jumps exactly that far (at least ``min_step`` in ``ln b``). Every base it skips fails,
-    so the first passing base it reaches is the smallest one, except for islands narrower than
-    a relative ``min_step``.
+    function therefore walks up from ``low`` with certified steps: at each failing base, a
+    second-order bound on ``B`` in ``ln b`` gives a distance over which some ``B(Δ)`` provably
+    stays negative, and the walk jumps exactly that far (at least ``min_step`` in ``ln b``).
+    Every base it skips fails, so the first passing base it reaches is the smallest one, except
+    for islands narrower than a relative ``min_step``.
 
     Parameters
     ----------
