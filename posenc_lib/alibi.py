@@ -55,7 +55,7 @@ __all__ = [
 #: The bias forms :func:`alibi_precision_error` compares: BLOOM's row ``+μ_h·n`` (one row for all
 #: queries, as the authors' code), MPT's row ``μ_h·(n − (L − 1))`` (the last query's bias, broadcast
 #: to every query) and the per-query relative bias ``−μ_h·(m − n)``.
-BIAS_FORMS: tuple[str, ...] = ("bloom", "mpt", "relative")
+BIAS_FORMS: tuple[str, ...] = ("bloom", "mpt", "centered", "relative")
 
 #: The largest head count accepted. Real models use at most a few hundred heads; the cap turns a
 #: typo such as ``2**70`` into an error instead of a list of 2**70 slopes.
@@ -509,7 +509,8 @@ def alibi_precision_error(
 
     Every query ``m = 0 … seq_len − 1`` is content-free (all ``q·k`` equal), so its attention is the
     softmax of its bias row alone. The row is built as real code builds it — BLOOM's ``+μ_h·n`` and
-    MPT's ``μ_h·(n − (L − 1))`` in float32 (slopes times key positions), the relative
+    MPT's ``μ_h·(n − (L − 1))`` (and the centred ``μ_h·(n − (L − 1)/2)``) in float32 (slopes
+    times key positions), the relative
     ``−μ_h·(m − n)`` exactly — then cast to ``dtype``; the softmax is taken in float32, as BLOOM
     does, and compared with the float64 softmax of ``−μ_h·(m − n)``. The row forms differ from the
     relative bias by a constant per query, which the softmax ignores only in exact arithmetic.
@@ -523,7 +524,9 @@ def alibi_precision_error(
     seq_len : int
         Sequence length ``L`` (1 … 16 384).
     form : str
-        One of :data:`BIAS_FORMS`: ``"bloom"``, ``"mpt"`` or ``"relative"``.
+        One of :data:`BIAS_FORMS`: ``"bloom"``, ``"mpt"``, ``"centered"`` (one row
+        ``μ_h·(n − (L − 1)/2)``, zero at the middle key: the broadcast row with the smallest
+        largest offset) or ``"relative"``.
     dtype : torch.dtype
         The storage dtype of the bias: ``torch.bfloat16``, ``torch.float16`` or ``torch.float32``.
     block : int
@@ -556,6 +559,8 @@ def alibi_precision_error(
         row = (slopes32[:, None] * keys32).to(dtype)
     elif form == "mpt":
         row = (slopes32[:, None] * (keys32 - (seq_len - 1))).to(dtype)
+    elif form == "centered":
+        row = (slopes32[:, None] * (keys32 - (seq_len - 1) / 2)).to(dtype)
     out = torch.empty(seq_len, dtype=torch.float64)
     for start in range(0, seq_len, block):
         stop = min(start + block, seq_len)
