@@ -293,7 +293,7 @@ def test_smallest_passing_base_is_monotone_and_the_bound_holds_only_from_it(
 
     short, long_ = sorted((l1, l2))
     b_short, b_long = smallest_passing_base(short, dim), smallest_passing_base(long_, dim)
-    assert b_short <= b_long
+    assert b_short <= b_long * (1 + 1e-6)  # equal bases are found to the walk's step
     for length, base in ((short, b_short), (long_, b_long)):
         assert first_negative_distance(rope_inv_freq(dim, base), length) is None
         if base > 10:  # the walk starts at low = 10
