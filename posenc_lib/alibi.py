@@ -58,7 +58,7 @@ __all__ = [
 #: The bias forms :func:`alibi_precision_error` compares: BLOOM's row ``+μ_h·n`` (one row for all
 #: queries, as the authors' code), MPT's row ``μ_h·(n − (L − 1))`` (the last query's bias, broadcast
 #: to every query) and the per-query relative bias ``−μ_h·(m − n)``.
-BIAS_FORMS: tuple[str, ...] = ("bloom", "mpt", "relative")
+BIAS_FORMS: tuple[str, ...] = ("bloom", "mpt", "centered", "relative")
 
 #: The largest head count accepted. Real models use at most a few hundred heads; the cap turns a
 #: typo such as ``2**70`` into an error instead of a list of 2**70 slopes.
@@ -176,6 +176,7 @@ def linear_bias(
     k_len: int | None = None,
     *,
     causal: bool = True,
+    future_slopes: torch.Tensor | None = None,
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
@@ -183,7 +184,8 @@ def linear_bias(
 
     Query ``i`` sits at absolute position ``k_len − q_len + i``. With ``r = pos(i) − j``:
     ``bias = −μ_h·r`` for ``r ≥ 0``; for ``r < 0`` ``−inf`` when ``causal`` and ``−μ_h·|r|``
-    otherwise (the symmetric form for encoders).
+    otherwise (the symmetric form for encoders), or ``−ν_h·|r|`` with ``ν = future_slopes``
+    (an asymmetric form: different slopes to the left and to the right).
 
     Parameters
     ----------
@@ -195,6 +197,9 @@ def linear_bias(
         Number of keys; default ``q_len``. Must be >= ``q_len`` when ``causal``.
     causal : bool
         Mask future keys with ``−inf``.
+    future_slopes : torch.Tensor, optional
+        Shape ``(n_heads,)``, finite: the slopes for keys after the query (``r < 0``); only
+        with ``causal=False``. Default: ``slopes`` (symmetric).
     dtype : torch.dtype
         Output dtype (floating; computed in float64, then cast).
     device : torch.device or str, optional
@@ -213,6 +218,15 @@ def linear_bias(
     _check_size(slopes.shape[0], q_len, k_len)
     distance = _distance(q_len, k_len, dev)
     bias = -slopes.to(dev, distance.dtype)[:, None, None] * distance.abs() + 0.0  # no −0.0
+    if future_slopes is not None:
+        if causal:
+            raise ValueError("future_slopes needs causal=False (a causal mask hides those keys)")
+        future = _check_slopes(future_slopes, "future_slopes")
+        if future.shape != slopes.shape:
+            raise ValueError(f"future_slopes must have shape {tuple(slopes.shape)} like slopes, "
+                             f"got {tuple(future.shape)}")
+        ahead = -future.to(dev, distance.dtype)[:, None, None] * distance.abs() + 0.0
+        bias = torch.where(distance < 0, ahead, bias)
     if causal:
         bias = bias.masked_fill(distance < 0, float("-inf"))
     return bias.to(dtype)
@@ -498,7 +512,8 @@ def alibi_precision_error(
 
     Every query ``m = 0 … seq_len − 1`` is content-free (all ``q·k`` equal), so its attention is the
     softmax of its bias row alone. The row is built as real code builds it — BLOOM's ``+μ_h·n`` and
-    MPT's ``μ_h·(n − (L − 1))`` in float32 (slopes times key positions), the relative
+    MPT's ``μ_h·(n − (L − 1))`` (and the centred ``μ_h·(n − (L − 1)/2)``) in float32 (slopes
+    times key positions), the relative
     ``−μ_h·(m − n)`` exactly — then cast to ``dtype``; the softmax is taken in float32, as BLOOM
     does, and compared with the float64 softmax of ``−μ_h·(m − n)``. The row forms differ from the
     relative bias by a constant per query, which the softmax ignores only in exact arithmetic.
@@ -512,7 +527,9 @@ def alibi_precision_error(
     seq_len : int
         Sequence length ``L`` (1 … 16 384).
     form : str
-        One of :data:`BIAS_FORMS`: ``"bloom"``, ``"mpt"`` or ``"relative"``.
+        One of :data:`BIAS_FORMS`: ``"bloom"``, ``"mpt"``, ``"centered"`` (one row
+        ``μ_h·(n − (L − 1)/2)``, zero at the middle key: the broadcast row with the smallest
+        largest offset) or ``"relative"``.
     dtype : torch.dtype
         The storage dtype of the bias: ``torch.bfloat16``, ``torch.float16`` or ``torch.float32``.
     block : int
@@ -545,6 +562,8 @@ def alibi_precision_error(
         row = (slopes32[:, None] * keys32).to(dtype)
     elif form == "mpt":
         row = (slopes32[:, None] * (keys32 - (seq_len - 1))).to(dtype)
+    elif form == "centered":
+        row = (slopes32[:, None] * (keys32 - (seq_len - 1) / 2)).to(dtype)
     out = torch.empty(seq_len, dtype=torch.float64)
     for start in range(0, seq_len, block):
         stop = min(start + block, seq_len)

@@ -6,9 +6,10 @@
   (``θ' = θ/s``), blends the two, or scales it by more than ``s``;
 * :func:`all_ones_scores` — LLaMA 2 Long's curve: the score ``q·R_Δ k`` with all-ones ``q`` and
   ``k`` against the distance ``Δ``, optionally with xPos's per-pair decay;
-* :func:`first_negative_distance`, :func:`base_bound_map` — Men et al.'s "base bounds the context":
-  the first distance at which ``B(Δ) = Σ_i cos(Δ·θ_i)`` turns negative, and which (base, length)
-  pairs keep it non-negative up to the length;
+* :func:`first_negative_distance`, :func:`base_bound_map`, :func:`smallest_passing_base` —
+  Men et al.'s "base bounds the context": the first distance at which
+  ``B(Δ) = Σ_i cos(Δ·θ_i)`` turns negative, which (base, length) pairs keep it non-negative up
+  to the length, and the smallest base that does;
 * :func:`mean_angle_step`, :func:`mean_angle_step_limit`, :func:`consecutive_angle`,
   :func:`hermitian_sine`, :func:`hermitian_sine_limit` — the granularity argument of LLaMA 2
   Long's appendix (ABF versus PI);
@@ -55,6 +56,8 @@ __all__ = [
     "pi_interpolation_bound",
     "score_curve",
     "sine_integral",
+    "smallest_passing_base",
+    "softmax_entropy_shift",
     "turns_within",
     "xpos_decay",
 ]
@@ -599,3 +602,146 @@ def base_bound_map(
         first.append(horizon + 1 if neg is None else neg)
     first_t = torch.tensor(first, dtype=torch.float64)
     return first_t[:, None] > torch.tensor(values, dtype=torch.float64)[None, :]
+
+
+
+def _base_bound_step(length: int, x: torch.Tensor, log_base: float) -> float | None:
+    """Certified step in ``ln b`` over which some ``B(Δ)`` stays negative; None if ``b`` passes.
+
+    ``x`` holds ``2i/d``. For a distance ``Δ`` with ``B(Δ) < 0`` at ``ln b``, Taylor's theorem in
+    ``t = ln b`` with ``|∂²B/∂t²| <= Σ_i x_i²(u_i + u_i²)``, ``u_i = Δ·θ_i``, bounds ``B`` above
+    by a quadratic on every larger base (the ``θ_i`` only shrink as ``b`` grows); ``B(Δ)`` stays
+    negative up to that quadratic's root. The distances are scanned in chunks, and the first chunk
+    with a negative ``B`` gives the step (the largest root within it).
+    """
+    theta = torch.exp(-log_base * x)
+    for start in range(1, length + 1, _CHUNK):
+        delta = torch.arange(start, min(start + _CHUNK, length + 1), dtype=torch.float64)
+        u = delta[:, None] * theta
+        b = torch.cos(u).sum(-1)
+        negative = b < 0
+        if bool(negative.any()):
+            un, bn = u[negative], b[negative]
+            slope = (x * un * torch.sin(un)).sum(-1)
+            curvature = (x * x * (un + un * un)).sum(-1)
+            root = (-slope + torch.sqrt(slope * slope - 2 * curvature * bn)) / curvature
+            return float(root.max())
+    return None
+
+
+def smallest_passing_base(
+    length: int, dim: int = 128, *, low: float = 10.0, min_step: float = 1e-7
+) -> float:
+    """The smallest RoPE base ``>= low`` that passes Men et al.'s (2024) bound at ``length``.
+
+    Men et al.'s lower bound on the base is the smallest ``b`` for which
+    ``B(Δ) = Σ_i cos(Δ·b^(-2i/d))`` stays non-negative for every ``Δ`` in ``0 … length``. The
+    set of passing bases is not an interval: below the start of its long run it has narrow
+    islands (at ``d = 128`` and 4 096 tokens, the integer bases 26 953 … 26 973 pass, and the long
+    run of passing bases starts near 28 629), which a grid or a bisection steps over. This
+    function therefore walks up from ``low`` with certified steps: at each failing base, a
+    second-order bound on ``B`` in ``ln b`` gives a distance over which some ``B(Δ)`` provably
+    stays negative, and the walk jumps exactly that far (at least ``min_step`` in ``ln b``).
+    Every base it skips fails, so the first passing base it reaches is the smallest one, except
+    for islands narrower than a relative ``min_step``.
+
+    Parameters
+    ----------
+    length : int
+        Context length ``L``: every ``Δ`` in ``0 … L`` must keep ``B(Δ) >= 0``; ``1 … 2**20``.
+    dim : int, default 128
+        Head size ``d`` (positive, even).
+    low : float, default 10.0
+        Where the walk starts: a base > 1. The answer is the smallest passing base ``>= low``.
+    min_step : float, default 1e-7
+        Smallest step of the walk in ``ln b``, in ``[1e-12, 1e-3]``.
+
+    Returns
+    -------
+    float
+        The first passing base: ``B(Δ) >= 0`` for every ``Δ <= length`` there, and every base
+        in ``[low, result)`` fails (up to islands narrower than ``min_step``).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of its range.
+
+    Examples
+    --------
+    >>> round(smallest_passing_base(1024))
+    4293
+    """
+    length = check_int(length, "length", minimum=1, what="an integer in [1, 1048576]")
+    if length > 1 << 20:
+        raise ValueError(f"length must be an integer in [1, 1048576], got {length}")
+    dim = check_dim(dim)
+    low = check_positive(low, "low")
+    if low <= 1:
+        raise ValueError(f"low must be a finite number > 1, got {low}")
+    min_step = check_positive(min_step, "min_step")
+    if not 1e-12 <= min_step <= 1e-3:
+        raise ValueError(f"min_step must be in [1e-12, 1e-3], got {min_step}")
+    x = 2 * torch.arange(dim // 2, dtype=torch.float64) / dim
+    log_base = math.log(low)
+    while True:
+        step = _base_bound_step(length, x, log_base)
+        if step is None:
+            return math.exp(log_base)
+        log_base += max(step, min_step)
+
+
+def softmax_entropy_shift(
+    length: int, factor: float, sigma: float, logit_scale: float = 1.0, *,
+    trials: int = 64, seed: int = 0,
+) -> tuple[float, float, float]:
+    """Mean softmax entropy over ``L`` and ``s·L`` keys, and over ``s·L`` with sharpened logits.
+
+    The logits are i.i.d. normal with standard deviation ``sigma`` (one query, content only, no
+    position). A softmax over more keys is flatter: its entropy grows by about ``ln s`` from ``L``
+    to ``s·L`` keys. Multiplying the logits by ``logit_scale`` (YaRN's ``1/t``, the square of
+    its attention factor) lowers it again. The three entropies (nats) are means over ``trials``
+    draws, with the same draws' first ``L`` logits used for the ``L``-key softmax.
+
+    Parameters
+    ----------
+    length : int
+        Training length ``L``, ``2 … 2**17``.
+    factor : float
+        Extension factor ``s``, in ``[1, 64]``; ``s·L`` is rounded to an integer.
+    sigma : float
+        Standard deviation of the logits, > 0.
+    logit_scale : float, default 1.0
+        Multiplier of the logits over ``s·L`` keys, > 0.
+    trials : int, default 64
+        Number of independent draws, ``1 … 4096``.
+    seed : int, default 0
+        Seed of the generator.
+
+    Returns
+    -------
+    tuple of float
+        ``(H_L, H_sL, H_sL_scaled)``.
+    """
+    length = check_int(length, "length", minimum=2, what="an integer in [2, 131072]")
+    if length > 1 << 17:
+        raise ValueError(f"length must be an integer in [2, 131072], got {length}")
+    factor = check_factor(factor)
+    if factor > 64:
+        raise ValueError(f"factor must be in [1, 64], got {factor}")
+    sigma = check_positive(sigma, "sigma")
+    logit_scale = check_positive(logit_scale, "logit_scale")
+    trials = check_int(trials, "trials", minimum=1, what="an integer in [1, 4096]")
+    if trials > 4096:
+        raise ValueError(f"trials must be an integer in [1, 4096], got {trials}")
+    seed = check_int(seed, "seed")
+    long_n = round(factor * length)
+    gen = torch.Generator().manual_seed(seed)
+    out = torch.zeros(3, dtype=torch.float64)
+    for _ in range(trials):
+        z = sigma * torch.randn(long_n, generator=gen, dtype=torch.float64)
+        for k, logits in enumerate((z[:length], z, logit_scale * z)):
+            p = torch.softmax(logits, 0)
+            out[k] -= float((p * torch.log(p)).sum())
+    out /= trials
+    return float(out[0]), float(out[1]), float(out[2])

@@ -313,6 +313,10 @@ def test_precision_error_row_forms_break_opposite_ends_of_a_prefill() -> None:
     assert bloom[:8].max() < 0.01 and bloom[-1] > 0.1
     assert mpt[-1] < 0.01 and mpt[8] > 0.1
     assert rel.max() < 0.01
+    # the centred row halves the largest offset: better than either end's row, still far from exact
+    centered = alibi_precision_error(16, 512, "centered")
+    assert rel.max() < centered.max() < min(bloom.max(), mpt.max())
+    assert centered[255] < 0.01 and centered[16] > 0.05 and centered[-1] > 0.05
     # in float32 every form is exact to float32 rounding; the block size changes only the order
     # of float32 sums
     assert alibi_precision_error(16, 512, "mpt", torch.float32).max() < 1e-5
@@ -360,3 +364,22 @@ def test_alibi_bias_authors_takes_max_bias() -> None:
     authors = alibi_bias_authors(12, 5, max_bias=16.0, dtype=torch.float64)
     assert torch.allclose(authors.softmax(-1), ours.softmax(-1), atol=1e-15)
     assert not torch.allclose(authors, alibi_bias_authors(12, 5, dtype=torch.float64))
+
+
+def test_linear_bias_future_slopes_give_an_asymmetric_bias() -> None:
+    left = torch.tensor([0.5, 0.25], dtype=torch.float64)
+    right = torch.tensor([0.125, 1.0], dtype=torch.float64)
+    bias = linear_bias(left, 4, causal=False, future_slopes=right, dtype=torch.float64)
+    # query 1: key 0 is one back (−0.5 / −0.25), key 3 two ahead (−0.25 / −2.0)
+    assert bias[:, 1, 0].tolist() == [-0.5, -0.25] and bias[:, 1, 3].tolist() == [-0.25, -2.0]
+    assert torch.equal(linear_bias(left, 4, causal=False, future_slopes=left, dtype=torch.float64),
+                       linear_bias(left, 4, causal=False, dtype=torch.float64))
+    # reversal of the sequence maps the bias to the one with the slopes swapped, not to itself
+    flipped = bias.flip(1).flip(2)
+    assert torch.equal(flipped, linear_bias(right, 4, causal=False, future_slopes=left,
+                                            dtype=torch.float64))
+    assert not torch.equal(flipped, bias)
+    with pytest.raises(ValueError, match="future_slopes needs causal=False"):
+        linear_bias(left, 4, future_slopes=right)
+    with pytest.raises(ValueError, match="future_slopes must have shape"):
+        linear_bias(left, 4, causal=False, future_slopes=right[:1])

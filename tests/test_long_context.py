@@ -247,7 +247,8 @@ def test_first_negative_distance_and_base_bound_map_reproduce_men_et_al() -> Non
     lengths = torch.tensor([4096, 32768])
     ok = base_bound_map(128, bases, lengths)
     smallest = [bases[ok[:, j]].min().item() for j in range(2)]
-    # Men et al.'s lower bounds (the smallest passing base on this grid)
+    # the smallest passing base on this grid, which steps over narrower passing islands
+    # (smallest_passing_base finds 2.70e4 at 4 096)
     assert smallest[0] == pytest.approx(2.88e4, rel=5e-3)
     assert smallest[1] == pytest.approx(6.31e5, rel=5e-3)
     # not monotone: some larger base fails at 4 096
@@ -267,3 +268,74 @@ def test_base_bound_figure_draws_the_map_and_models() -> None:
     assert fig.data[0].z.tolist() == [[0, 0], [1, 0], [1, 1]] and fig.data[1].name == "Llama 2"
     with pytest.raises(ValueError, match="shape"):
         base_bound_figure([1e4], [4096, 32768], ok)
+
+
+def test_smallest_passing_base_reproduces_men_et_al_and_is_exact() -> None:
+    from posenc_lib.long_context import first_negative_distance, smallest_passing_base
+
+    # Men et al.'s Table 1 prints 4.3e3 (1K), 2.7e4 (4K) and 8.4e4 (8K); the 4 096 value is a
+    # narrow island below the long passing run that starts near 2.863e4.
+    for length, expected in ((1024, 4293.4), (4096, 26952.3), (8192, 83763.8)):
+        base = smallest_passing_base(length)
+        assert base == pytest.approx(expected, rel=1e-5)
+        assert first_negative_distance(rope_inv_freq(128, base), length) is None
+        assert first_negative_distance(rope_inv_freq(128, base * (1 - 1e-6)), length) is not None
+    assert first_negative_distance(rope_inv_freq(128, 27000.0), 4096) is not None
+    assert first_negative_distance(rope_inv_freq(128, 26960.0), 4096) is None
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(8, 256), st.integers(8, 256), st.sampled_from([8, 16, 32]))
+def test_smallest_passing_base_is_monotone_and_the_bound_holds_only_from_it(
+    l1: int, l2: int, dim: int
+) -> None:
+    from posenc_lib.long_context import first_negative_distance, smallest_passing_base
+
+    short, long_ = sorted((l1, l2))
+    b_short, b_long = smallest_passing_base(short, dim), smallest_passing_base(long_, dim)
+    assert b_short <= b_long * (1 + 1e-6)  # equal bases are found to the walk's step
+    for length, base in ((short, b_short), (long_, b_long)):
+        assert first_negative_distance(rope_inv_freq(dim, base), length) is None
+        if base > 10:  # the walk starts at low = 10
+            below = rope_inv_freq(dim, base * (1 - 1e-6))
+            assert first_negative_distance(below, length) is not None
+
+
+def test_smallest_passing_base_rejects_bad_input() -> None:
+    from posenc_lib.long_context import smallest_passing_base
+
+    with pytest.raises(ValueError, match="length"):
+        smallest_passing_base(0)
+    with pytest.raises(ValueError, match="length"):
+        smallest_passing_base(2**21)
+    with pytest.raises(TypeError, match="length"):
+        smallest_passing_base(4096.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="dim"):
+        smallest_passing_base(64, 7)
+    with pytest.raises(ValueError, match="low"):
+        smallest_passing_base(64, low=1.0)
+    with pytest.raises(ValueError, match="min_step"):
+        smallest_passing_base(64, min_step=0.1)
+
+
+def test_softmax_entropy_shift_follows_the_gaussian_law() -> None:
+    from posenc_lib.long_context import softmax_entropy_shift
+
+    h_l, h_sl, h_same = softmax_entropy_shift(4096, 8.0, 1.0, trials=16)
+    assert h_same == h_sl
+    # i.i.d. N(0, σ²) logits: H ≈ ln n − σ²/2 for large n
+    assert h_l == pytest.approx(math.log(4096) - 0.5, abs=0.02)
+    assert h_sl - h_l == pytest.approx(math.log(8), rel=0.02)
+    # YaRN's logit multiplier (0.1 ln 8 + 1)² undoes about a quarter of the rise at σ = 1 …
+    scale = (0.1 * math.log(8) + 1) ** 2
+    h_l, h_sl, h_y = softmax_entropy_shift(4096, 8.0, 1.0, scale, trials=16)
+    assert 0.22 < (h_sl - h_y) / (h_sl - h_l) < 0.32
+    # … and all of it at σ = 2
+    h_l, h_sl, h_y = softmax_entropy_shift(4096, 8.0, 2.0, scale, trials=16)
+    assert 0.9 < (h_sl - h_y) / (h_sl - h_l) < 1.1
+    with pytest.raises(ValueError, match="sigma"):
+        softmax_entropy_shift(4096, 8.0, 0.0)
+    with pytest.raises(ValueError, match="factor"):
+        softmax_entropy_shift(4096, 100.0, 1.0)
+    with pytest.raises(ValueError, match="length"):
+        softmax_entropy_shift(1, 8.0, 1.0)
