@@ -199,7 +199,7 @@ def learned_encoding(
 def sines_only_encoding(
     seq_len: int, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    """``PE(m)_j = sin(m·θ_j)`` with ``θ_j = base^(−j/dim)``: sinusoids without the cosines.
+    """``PE(m)_j = sin(m·ω_j)`` with ``ω_j = base^(−j/dim)``: sinusoids without the cosines.
 
     The ``dim`` features use ``dim`` geometrically spaced frequencies from 1 down to about
     ``1/base``, as the sinusoidal table's pairs do, but each frequency appears once, as a sine.
