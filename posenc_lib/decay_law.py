@@ -26,8 +26,8 @@ from ._validation import check_base, check_choice, check_dim, check_int, check_s
 
 __all__ = [
     "EULER_GAMMA",
-    "cosine_integral",
     "SumDeviation",
+    "cosine_integral",
     "similarity_limit",
     "similarity_log_law",
     "similarity_sum_deviation",
@@ -215,5 +215,5 @@ def similarity_sum_deviation(dim: int, base: float = 10000.0, r_min: int = 5, r_
     curve = similarity_limit(r, base) if reference == "limit" else similarity_log_law(r, base)
     gap = total - curve
     index = int(gap.abs().argmax())
-    return SumDeviation(mean=gap.mean().item(), max=gap.abs().max().item(), rms=gap.pow(2).mean().sqrt().item(),
-                        at=int(r[index].item()))
+    return SumDeviation(mean=gap.mean().item(), max=gap.abs().max().item(),
+                        rms=gap.pow(2).mean().sqrt().item(), at=int(r[index].item()))

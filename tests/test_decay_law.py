@@ -78,12 +78,14 @@ def test_sum_deviation_over_every_offset() -> None:
     assert near.max == pytest.approx(0.00434, abs=1e-4)
     assert mid.max == pytest.approx(0.03675, abs=1e-4) and mid.at == 424
     assert mid.rms == pytest.approx(0.01483, abs=1e-4)
-    assert far.max == pytest.approx(0.06343, abs=1e-4) and far.rms == pytest.approx(0.02537, abs=1e-4)
+    assert far.max == pytest.approx(0.06343, abs=1e-4)
+    assert far.rms == pytest.approx(0.02537, abs=1e-4)
     assert abs(mid.mean) < mid.rms / 5
     # against the log law, r = 10 … 500: the deviation shrinks as d grows
     law = {d: similarity_sum_deviation(d, 10000.0, 10, 500, reference="law").max
            for d in (64, 128, 512)}
-    assert law[64] == pytest.approx(0.2053, abs=1e-3) and law[128] == pytest.approx(0.1275, abs=1e-3)
+    assert law[64] == pytest.approx(0.2053, abs=1e-3)
+    assert law[128] == pytest.approx(0.1275, abs=1e-3)
     assert law[512] == pytest.approx(0.03668, abs=1e-4)
     # the max is attained at `at`, straight from the sum
     theta = 10000.0 ** (-torch.arange(0, 512, 2, dtype=torch.float64) / 512)

@@ -121,7 +121,8 @@ def test_figures_use_the_book_notation_r_and_phi() -> None:
     steps = fig.layout.sliders[0].steps
     labels = [int(step.label) for step in steps]
     assert labels == sorted(labels) and labels[fig.layout.sliders[0].active] == -4
-    # the step labelled r shows the key at n = m − r: A = I gives Σ cos(rθ_i), A = Φ(5) Σ cos((r − 5)θ_i)
+    # the step labelled r shows the key at n = m − r:
+    # A = I gives Σ cos(rθ_i), A = Φ(5) gives Σ cos((r − 5)θ_i)
     theta = sinusoidal_frequencies(32).double()
     by_r = {int(step.label): step.args[0]["y"] for step in steps}
     assert np.allclose(by_r[7][0], torch.cos(7 * theta).sum().item(), atol=1e-3)
