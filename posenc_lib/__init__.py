@@ -19,7 +19,12 @@ from .alibi import (
 from .analysis import rope_decay_bound, sinusoidal_similarity, wavelengths
 from .architectures import LayerPosition, format_plan, position_plan, proportional_inv_freq
 from .attention import attention, causal_mask
-from .decay_law import cosine_integral, similarity_limit, similarity_log_law
+from .decay_law import (
+    cosine_integral,
+    similarity_limit,
+    similarity_log_law,
+    similarity_sum_deviation,
+)
 from .euler import euler_partial_sums, rotate_complex
 from .extension import EXTENSION_METHODS, extended_rope
 from .hf import (
@@ -182,6 +187,7 @@ __all__ = [
     "shift_cache",
     "similarity_limit",
     "similarity_log_law",
+    "similarity_sum_deviation",
     "sincos_2d_table",
     "sines_only_encoding",
     "sink_softmax",

@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import cmath
 import math
+from typing import NamedTuple
 
 import torch
 
-from ._validation import check_base, check_size
+from ._validation import check_base, check_choice, check_dim, check_int, check_size
 
 __all__ = [
     "EULER_GAMMA",
+    "SumDeviation",
     "cosine_integral",
     "similarity_limit",
     "similarity_log_law",
+    "similarity_sum_deviation",
 ]
 
 EULER_GAMMA = 0.5772156649015329
@@ -154,3 +157,63 @@ def similarity_log_law(k: torch.Tensor | float, base: float = 10000.0) -> torch.
     if base <= 1.0:
         raise ValueError(f"base must be > 1, got {base}")
     return 1.0 - (torch.log(t) + EULER_GAMMA) / math.log(base)
+
+
+class SumDeviation(NamedTuple):
+    """How far the finite-``d`` sum strays from a reference curve over a window of offsets."""
+
+    mean: float
+    """Mean of ``sum − reference`` over the window (near 0 for a wobble about the reference)."""
+    max: float
+    """Largest ``|sum − reference|`` over the window."""
+    rms: float
+    """Root mean square of ``sum − reference`` over the window."""
+    at: int
+    """The offset where the largest deviation occurs (the first, on ties)."""
+
+
+def similarity_sum_deviation(dim: int, base: float = 10000.0, r_min: int = 5, r_max: int = 500,
+                             reference: str = "limit") -> SumDeviation:
+    """Max and rms of ``(2/d) Σ_i cos(r θ_i) − reference`` over every integer ``r`` in a window.
+
+    ``θ_i = b^(−2i/d)``. The reference is the ``d → ∞`` limit :func:`similarity_limit`
+    (``reference="limit"``) or the decay law :func:`similarity_log_law` (``reference="law"``).
+    Every integer offset is evaluated, so a wobble between sampled offsets cannot hide.
+
+    Parameters
+    ----------
+    dim : int
+        Even width ``d`` (2 … 65 536).
+    base : float
+        The base ``b`` (> 1).
+    r_min, r_max : int
+        The window of offsets, ``1 <= r_min <= r_max <= 10⁵``.
+    reference : {"limit", "law"}
+        The curve to compare with.
+
+    Returns
+    -------
+    SumDeviation
+        The ``mean`` of ``sum − reference``, the ``max`` of its absolute value, its ``rms``, and
+        the offset ``at`` of the max.
+    """
+    dim = check_dim(dim)
+    if dim > 65536:
+        raise ValueError(f"dim must be <= 65536, got {dim}")
+    base = check_base(base)
+    if base <= 1.0:
+        raise ValueError(f"base must be > 1, got {base}")
+    r_min = check_int(r_min, "r_min", minimum=1)
+    r_max = check_int(r_max, "r_max", minimum=r_min)
+    if r_max > 10**5:
+        raise ValueError(f"r_max must be <= 10**5, got {r_max}")
+    reference = check_choice(reference, "reference", ("limit", "law"))
+    r = torch.arange(r_min, r_max + 1, dtype=torch.float64)
+    theta = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    total = torch.cat([torch.cos(chunk[:, None] * theta).mean(-1)
+                       for chunk in r.split(max(1, 2**22 // theta.numel()))])
+    curve = similarity_limit(r, base) if reference == "limit" else similarity_log_law(r, base)
+    gap = total - curve
+    index = int(gap.abs().argmax())
+    return SumDeviation(mean=gap.mean().item(), max=gap.abs().max().item(),
+                        rms=gap.pow(2).mean().sqrt().item(), at=int(r[index].item()))

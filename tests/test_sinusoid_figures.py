@@ -105,3 +105,26 @@ def test_patch_similarity_is_the_sum_of_the_two_axes():
     assert np.allclose(z, expected, atol=1e-3) and z[2, 2] == pytest.approx(8.0)  # d/2
     with pytest.raises(ValueError, match="multiple of 4"):
         patch_similarity_figure(dim=6)
+
+
+def test_figures_use_the_book_notation_r_and_phi() -> None:
+    from posenc_lib.viz.sinusoid import decay_law_figure, position_term_figure
+
+    law = decay_law_figure(dim=64, max_distance=100, sliders=False)
+    assert law.layout.xaxis.title.text == "offset r"
+    assert [tr.name for tr in law.data[1:]] == [
+        "sum (2/d) Σ cos(rθ_i)", "limit [Ci(r) − Ci(r/b)]/ln b", "log law 1 − (ln r + γ)/ln b"]
+    fig = position_term_figure(dim=32, offset=4, shift=5)
+    assert fig.data[1].name == "A = Φ(5) (a shift)"
+    assert fig.layout.yaxis.title.text == "PE(m)ᵀ A PE(n)"
+    assert fig.layout.sliders[0].currentvalue.prefix == "r = m − n = "
+    steps = fig.layout.sliders[0].steps
+    labels = [int(step.label) for step in steps]
+    assert labels == sorted(labels) and labels[fig.layout.sliders[0].active] == -4
+    # the step labelled r shows the key at n = m − r:
+    # A = I gives Σ cos(rθ_i), A = Φ(5) gives Σ cos((r − 5)θ_i)
+    theta = sinusoidal_frequencies(32).double()
+    by_r = {int(step.label): step.args[0]["y"] for step in steps}
+    assert np.allclose(by_r[7][0], torch.cos(7 * theta).sum().item(), atol=1e-3)
+    assert np.allclose(by_r[7][1], torch.cos(2 * theta).sum().item(), atol=1e-3)
+    assert np.allclose(by_r[-7][1], torch.cos(12 * theta).sum().item(), atol=1e-3)

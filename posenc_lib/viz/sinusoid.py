@@ -239,9 +239,9 @@ def _log_offsets(max_distance: int, n: int = 240) -> np.ndarray:
 
 
 def _decay_law_state(dim: int, base: float, k: np.ndarray) -> list[dict[str, Any]]:
-    kt = torch.as_tensor(k, dtype=torch.float64)
+    kt = torch.as_tensor(k, dtype=torch.float64)  # the offsets r
     theta = sinusoidal_frequencies(dim, base).to(torch.float64)
-    total = torch.cos(kt[:, None] * theta).mean(-1)  # (2/d) Σ_i cos(kθ_i)
+    total = torch.cos(kt[:, None] * theta).mean(-1)  # (2/d) Σ_i cos(rθ_i)
     limit = similarity_limit(kt, base)
     law = similarity_log_law(kt, base)
     return [{"y": _lists(_np(total), 4)}, {"y": _lists(_np(limit), 4)},
@@ -250,8 +250,8 @@ def _decay_law_state(dim: int, base: float, k: np.ndarray) -> list[dict[str, Any
 
 def decay_law_figure(dim: int = 512, base: float = 10000.0, max_distance: int = 20000, *,
                      sliders: bool = True) -> go.Figure:
-    """The normalised similarity ``(2/d) Σ cos(kθ_i)`` against ``k`` (log axis), with its
-    ``d → ∞`` limit ``[Ci(k) − Ci(k/b)]/ln b`` and the log law ``1 − (ln k + γ)/ln b``.
+    """The normalised similarity ``(2/d) Σ cos(rθ_i)`` against the offset ``r`` (log axis), with its
+    ``d → ∞`` limit ``[Ci(r) − Ci(r/b)]/ln b`` and the log law ``1 − (ln r + γ)/ln b``.
 
     A faint line keeps ``b = 10 000`` for reference while the slider changes the base; the
     y-axis range is fixed so the base's effect is visible.
@@ -280,14 +280,14 @@ def decay_law_figure(dim: int = 512, base: float = 10000.0, max_distance: int = 
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=k, y=reference, mode="lines", name="sum at b = 10 000 (reference)",
                              line={"color": GRID, "width": 4}, hoverinfo="skip"))
-    styles = (("sum (2/d) Σ cos(kθ_i)", {"color": COLORWAY[0], "width": 2}),
-              ("limit [Ci(k) − Ci(k/b)]/ln b", {"color": COLORWAY[1], "width": 2, "dash": "dash"}),
-              ("log law 1 − (ln k + γ)/ln b", {"color": COLORWAY[5], "width": 2, "dash": "dot"}))
+    styles = (("sum (2/d) Σ cos(rθ_i)", {"color": COLORWAY[0], "width": 2}),
+              ("limit [Ci(r) − Ci(r/b)]/ln b", {"color": COLORWAY[1], "width": 2, "dash": "dash"}),
+              ("log law 1 − (ln r + γ)/ln b", {"color": COLORWAY[5], "width": 2, "dash": "dot"}))
     for (name, line), state in zip(styles, _decay_law_state(dim, base, k), strict=True):
-        hover = f"{name}<br>k = %{{x}}<br>%{{y:.3f}}<extra></extra>"
+        hover = f"{name}<br>r = %{{x}}<br>%{{y:.3f}}<extra></extra>"
         fig.add_trace(go.Scatter(x=k, y=state["y"], mode="lines", name=name, line=line,
                                  hovertemplate=hover))
-    fig.update_xaxes(title_text="offset k", type="log")
+    fig.update_xaxes(title_text="offset r", type="log")
     fig.update_yaxes(title_text="similarity / (d/2)", range=[-0.35, 1.05])
     # legend between the title and the plot: it covers neither
     fig.update_layout(legend={"orientation": "h", "y": 1.02, "x": 0.0, "yanchor": "bottom"},
@@ -316,7 +316,7 @@ def _projections(dim: int, base: float, seed: int, shift: int) -> dict[str, torc
     w = torch.randn(dim // 2, generator=gen, dtype=torch.complex128)
     return {
         "A = I (plain dot product)": torch.eye(dim, dtype=torch.float64),
-        f"A = M({shift}) (a shift)": sinusoidal_shift_matrix(shift, dim, base),
+        f"A = Φ({shift}) (a shift)": sinusoidal_shift_matrix(shift, dim, base),
         "A commutes with every shift (random w)": pair_multiplication_matrix(w),
         "A random (generic)": random_a,
     }
@@ -328,7 +328,7 @@ def _position_terms(
     pe_m = sinusoidal_table(len(m), dim, base, dtype=torch.float64, positions=m)
     pe_n = sinusoidal_table(len(m), dim, base, dtype=torch.float64, positions=m + offset)
     return [
-        _lists(((pe_m @ a) * pe_n).sum(-1), 4)  # PE(m)ᵀ A PE(m + k) for every m
+        _lists(((pe_m @ a) * pe_n).sum(-1), 4)  # PE(m)ᵀ A PE(n), n = m + offset = m − r
         for a in projections.values()
     ]
 
@@ -337,12 +337,13 @@ def position_term_figure(
     dim: int = 64, base: float = 10000.0, offset: int = 3, *, shift: int = 5, seed: int = 1,
     sliders: bool = True,
 ) -> go.Figure:
-    """The position–position term ``PE(m)ᵀ A PE(m + k)`` along the sequence, for four ``A``.
+    """The position–position term ``PE(m)ᵀ A PE(n)`` along the sequence, for four ``A``.
 
-    ``A = I`` gives a flat line at ``Σ cos(kθ_i)``, the same at ``+k`` and ``−k``; a shift
-    ``A = Φ(j)`` and any ``A`` that commutes with every shift give flat lines that differ between
-    ``+k`` and ``−k`` (a signed, relative signal); a generic random ``A`` gives a line that drifts
-    with the absolute position ``m``.
+    The key sits at ``n = m + offset``, so ``r = m − n = −offset``; the figure and its slider are
+    labelled with ``r``. ``A = I`` gives a flat line at ``Σ cos(rθ_i)``, the same at ``+r`` and
+    ``−r``; a shift ``A = Φ(j)`` and any ``A`` that commutes with every shift give flat lines that
+    differ between ``+r`` and ``−r`` (a signed, relative signal); a generic random ``A`` gives a
+    line that drifts with the absolute position ``m``.
 
     Parameters
     ----------
@@ -351,13 +352,13 @@ def position_term_figure(
     base : float
         Base ``b``.
     offset : int
-        Offset ``k = n − m`` shown first (−10⁴ … 10⁴; added to the slider's grid −12 … 12).
+        ``n − m = −r`` shown first (−10⁴ … 10⁴; added to the slider's grid −12 … 12).
     shift : int
         ``j`` of the shift ``A = Φ(j)`` (−10⁴ … 10⁴).
     seed : int
         Seed of the random ``A`` and of the random weights ``w`` of the commuting ``A``.
     sliders : bool
-        Add a slider over ``k``.
+        Add a slider over ``r = −offset`` (labelled with ``r``, ascending).
 
     Returns
     -------
@@ -380,17 +381,17 @@ def position_term_figure(
         hover = f"{name}<br>m = %{{x}}<br>%{{y:.3f}}<extra></extra>"
         fig.add_trace(go.Scatter(x=m.tolist(), y=y, mode="lines", name=name,
                                  line={"color": COLORWAY[j], "width": 2}, hovertemplate=hover))
-    fig.update_xaxes(title_text="query position m (key at n = m + k)")
-    fig.update_yaxes(title_text="PE(m)ᵀ A PE(m + k)")
+    fig.update_xaxes(title_text="query position m (key at n = m − r)")
+    fig.update_yaxes(title_text="PE(m)ᵀ A PE(n)")
     fig.update_layout(legend={"orientation": "h", "y": -0.22, "x": 0.0})
-    title = "Position–position term along the sequence: flat lines depend on k alone"
+    title = "Position–position term along the sequence: flat lines depend on r alone"
     if not sliders:
         fig.update_layout(margin={"b": 150})
-        return _style(fig, f"{title} (k = {offset})", height=520)
-    offsets = sorted(set(_TERM_OFFSETS) | {offset})
-    steps = [{"method": "restyle", "label": f"{k}",
+        return _style(fig, f"{title} (r = {-offset})", height=520)
+    offsets = sorted(set(_TERM_OFFSETS) | {offset}, reverse=True)  # ascending r = −offset
+    steps = [{"method": "restyle", "label": f"{-k}",
               "args": [{"y": _position_terms(projections, dim, base, m, k)}]} for k in offsets]
-    fig.update_layout(sliders=[_slider(steps, offsets.index(offset), "offset k = ", y=-0.42,
+    fig.update_layout(sliders=[_slider(steps, offsets.index(offset), "r = m − n = ", y=-0.42,
                                        pad_t=10)], margin={"b": 220})
     return _style(fig, title, height=600)
 
