@@ -770,6 +770,10 @@ def learn_offset_head(
         raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
     seed = check_seed(seed)
     base = check_base(base)
+    # Refuse sizes that cannot be allocated before any tensor is built.
+    check_size(("dim", dim), ("dim", dim), what="the (dim, dim) matrix A")
+    check_size(("train_len", train_len), ("train_len", train_len),
+               what="the (train_len, train_len) logits")
     gen = torch.Generator().manual_seed(seed)
     a = torch.nn.Parameter(0.1 * torch.randn(dim, dim, generator=gen, dtype=torch.float64))
     optimizer = torch.optim.AdamW([a], lr=lr, weight_decay=weight_decay)
