@@ -181,6 +181,32 @@ def test_split_layout_equals_gemma4_vision() -> None:
     assert (blocks - hf).abs().max() > 0.1
 
 
+def test_interleaved_pairing_equals_sam2_video() -> None:
+    """pairing="interleaved" with "blocks" is Sam2VideoVisionRotaryEmbedding (released config:
+    head 256, base 1e4); its forward takes position ids as (seq, 2) despite its "(2, N)" comment."""
+    from transformers import Sam2VideoConfig
+    from transformers.models.sam2_video.modeling_sam2_video import (
+        Sam2VideoVisionRotaryEmbedding,
+        apply_rotary_pos_emb_2d,
+    )
+
+    config = Sam2VideoConfig()
+    dim = config.memory_attention_hidden_size // (
+        config.memory_attention_downsample_rate * config.memory_attention_num_attention_heads)
+    assert dim == 256
+    rows, cols = patch_grid_positions(4, 6)
+    x = torch.randn(1, 1, 24, dim, generator=torch.Generator().manual_seed(3))
+    cos, sin = Sam2VideoVisionRotaryEmbedding(config)(x, torch.stack((rows, cols), dim=-1))
+    hf, _ = apply_rotary_pos_emb_2d(x, x, cos, sin)
+    base = config.rope_parameters["rope_theta"]
+    ours = apply_rope_2d(x, rows, cols, base=base, pairing="interleaved")
+    torch.testing.assert_close(ours, hf, atol=2e-5, rtol=0)
+    for layout in ("blocks", "alternating", "split"):
+        assert (apply_rope_2d(x, rows, cols, base=base, layout=layout) - hf).abs().max() > 1.0
+    with pytest.raises(ValueError, match="pairing"):
+        apply_rope_2d(x, rows, cols, pairing="pairs")
+
+
 @given(
     layout=st.sampled_from(["blocks", "alternating", "split", "mixed"]),
     r=st.integers(0, 50), c=st.integers(0, 50), dr=st.integers(-20, 20), dc=st.integers(-20, 20),
