@@ -404,8 +404,8 @@ def apply_rope_2d(
     pairing. ``pairing="interleaved"`` rotates adjacent features ``(2i, 2i + 1)`` by the angle
     of pair ``i`` instead (inside each half for ``"split"``): with ``layout="blocks"`` this is
     SAM 2 video's and EdgeTAM video's ``Sam2VideoVisionRotaryEmbedding`` with
-    ``rotate_pairwise`` in transformers 5.25 (rows in the first ``dim/4`` pairs, columns in the
-    next).
+    ``rotate_pairwise`` in transformers 5.25, whose first ``dim/4`` pairs read the first id it
+    is given (the model passes (column, row), so call ``apply_rope_2d(x, cols, rows, ...)``).
 
     Parameters
     ----------
