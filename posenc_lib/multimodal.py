@@ -850,6 +850,16 @@ def mrope_position_ids(
         ``"float32"`` only by rounding. The processor's default 2 fps (1 s per patch) gives the
         same ids all three ways.
 
+    Notes
+    -----
+    The defaults, ``resume="max"`` with ``seconds_cast="float32"``, are the combination of no
+    single transformers version (5.18 and later pair the float32 product with ``"grid"``). They
+    are the code the Qwen team contributed for Qwen2.5-VL's release (transformers 4.49 to 4.51,
+    ``resume="max"`` with ``"float32_seconds_first"``) up to the float32 rounding of the
+    product. For one version's ids exactly pass ``seconds_cast="float32_seconds_first"``
+    (4.49–4.51), ``"int"`` (4.52–5.2, with ``"max"``; 5.3–5.17 with ``resume="grid"``) or
+    ``resume="grid"`` (5.18 and later).
+
     Returns
     -------
     tuple
