@@ -47,8 +47,8 @@ from .rope import rope_inv_freq
 
 __all__ = [
     "AXIAL_LAYOUTS",
-    "ROPE_2D_PAIRINGS",
     "MROPE_AXES",
+    "ROPE_2D_PAIRINGS",
     "apply_mrope",
     "apply_rope_2d",
     "axial_rope_frequencies",
