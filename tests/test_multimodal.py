@@ -211,13 +211,15 @@ def test_interleaved_pairing_equals_sam2_video() -> None:
     layout=st.sampled_from(["blocks", "alternating", "split", "mixed"]),
     r=st.integers(0, 50), c=st.integers(0, 50), dr=st.integers(-20, 20), dc=st.integers(-20, 20),
     shift_r=st.integers(-30, 30), shift_c=st.integers(-30, 30), seed=st.integers(0, 2**16),
+    pairing=st.sampled_from(["half", "interleaved"]),
 )
 def test_2d_rope_score_depends_only_on_the_offset(
-    layout: str, r: int, c: int, dr: int, dc: int, shift_r: int, shift_c: int, seed: int
+    layout: str, r: int, c: int, dr: int, dc: int, shift_r: int, shift_c: int, seed: int,
+    pairing: str,
 ) -> None:
     gen = torch.Generator().manual_seed(seed)
     q, k = torch.randn(2, 1, 16, dtype=torch.float64, generator=gen)
-    kwargs: dict = {"layout": "blocks" if layout == "mixed" else layout}
+    kwargs: dict = {"layout": "blocks" if layout == "mixed" else layout, "pairing": pairing}
     if layout == "mixed":
         kwargs["frequencies"] = rope_mixed_frequencies(16, seed=seed)
 
