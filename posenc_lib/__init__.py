@@ -37,6 +37,7 @@ from .hf import (
 from .multimodal import (
     AXIAL_LAYOUTS,
     MROPE_AXES,
+    ROPE_2D_PAIRINGS,
     apply_mrope,
     apply_rope_2d,
     axial_rope_frequencies,
@@ -115,6 +116,7 @@ __all__ = [
     "CONVENTIONS",
     "EXTENSION_METHODS",
     "MROPE_AXES",
+    "ROPE_2D_PAIRINGS",
     "LayerPosition",
     "PositionIssue",
     "RotaryEmbedding",

@@ -48,6 +48,7 @@ from .rope import rope_inv_freq
 __all__ = [
     "AXIAL_LAYOUTS",
     "MROPE_AXES",
+    "ROPE_2D_PAIRINGS",
     "apply_mrope",
     "apply_rope_2d",
     "axial_rope_frequencies",
@@ -65,6 +66,9 @@ __all__ = [
 ]
 
 AXIAL_LAYOUTS = ("blocks", "alternating", "split")
+#: Feature pairings of :func:`apply_rope_2d`: ``"half"`` rotates ``(i, i + d/2)`` (Llama's
+#: ``rotate_half``), ``"interleaved"`` rotates ``(2i, 2i + 1)`` (SAM 2 video's ``rotate_pairwise``).
+ROPE_2D_PAIRINGS = ("half", "interleaved")
 """Axial 2-D RoPE layouts found in transformers 5.25's vision towers.
 
 ``"blocks"``: the Qwen2-VL / Qwen2.5-VL / Qwen3-VL vision encoders — half pairing over the whole
@@ -375,6 +379,13 @@ def _rotate_half_pairs(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
 
 
+def _rotate_interleaved_pairs(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
+    """Rotate pairs ``(2i, 2i + 1)`` of ``x`` (..., seq, d) by ``angles`` (seq, d/2)."""
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1).flatten(-2)
+
+
 def apply_rope_2d(
     x: torch.Tensor,
     rows: torch.Tensor,
@@ -383,13 +394,18 @@ def apply_rope_2d(
     base: float = 10000.0,
     layout: str = "blocks",
     frequencies: tuple[torch.Tensor, torch.Tensor] | None = None,
+    pairing: str = "half",
 ) -> torch.Tensor:
     """2-D RoPE: rotate each pair of a patch at ``(r, c)`` by ``r·f^row_i + c·f^col_i``.
 
     ``"blocks"`` and ``"alternating"`` pair features ``(i, i + dim/2)`` over the whole head;
     ``"split"`` pairs ``(i, i + dim/4)`` inside the row half and inside the column half (Gemma 4).
     ``frequencies`` replaces the layout's axial frequencies (e.g. RoPE-Mixed's), keeping its
-    pairing.
+    pairing. ``pairing="interleaved"`` rotates adjacent features ``(2i, 2i + 1)`` by the angle
+    of pair ``i`` instead (inside each half for ``"split"``): with ``layout="blocks"`` this is
+    SAM 2 video's and EdgeTAM video's ``Sam2VideoVisionRotaryEmbedding`` with
+    ``rotate_pairwise`` in transformers 5.25, whose first ``dim/4`` pairs read the first id it
+    is given (the model passes (column, row), so call ``apply_rope_2d(x, cols, rows, ...)``).
 
     Parameters
     ----------
@@ -403,6 +419,8 @@ def apply_rope_2d(
         See :data:`AXIAL_LAYOUTS`.
     frequencies : tuple of torch.Tensor, optional
         ``(freq_rows, freq_cols)``, each of shape ``(dim // 2,)``.
+    pairing : {"half", "interleaved"}
+        Which features form pair ``i``; see :data:`ROPE_2D_PAIRINGS`.
 
     Returns
     -------
@@ -412,6 +430,8 @@ def apply_rope_2d(
     x, seq, dim = check_rope_input(x)
     dim = _check_dim4(dim, "x.shape[-1] (dim)")
     layout = check_choice(layout, "layout", AXIAL_LAYOUTS)
+    pairing = check_choice(pairing, "pairing", ROPE_2D_PAIRINGS)
+    rotate = _rotate_half_pairs if pairing == "half" else _rotate_interleaved_pairs
     if frequencies is None:
         freq_rows, freq_cols = axial_rope_frequencies(dim, base, layout=layout)
     else:
@@ -430,12 +450,11 @@ def apply_rope_2d(
     if layout == "split":
         q, h = dim // 4, dim // 2
         out = torch.cat(
-            (_rotate_half_pairs(xw[..., :h], angles[:, :q]),
-             _rotate_half_pairs(xw[..., h:], angles[:, q:])),
+            (rotate(xw[..., :h], angles[:, :q]), rotate(xw[..., h:], angles[:, q:])),
             dim=-1,
         )
     else:
-        out = _rotate_half_pairs(xw, angles)
+        out = rotate(xw, angles)
     return out.to(x.dtype)
 
 
@@ -830,6 +849,16 @@ def mrope_position_ids(
         float32 (transformers 4.49 to 4.51, where Qwen2.5-VL was released), which differs from
         ``"float32"`` only by rounding. The processor's default 2 fps (1 s per patch) gives the
         same ids all three ways.
+
+    Notes
+    -----
+    The defaults, ``resume="max"`` with ``seconds_cast="float32"``, are the combination of no
+    single transformers version (5.18 and later pair the float32 product with ``"grid"``). They
+    are the code the Qwen team contributed for Qwen2.5-VL's release (transformers 4.49 to 4.51,
+    ``resume="max"`` with ``"float32_seconds_first"``) up to the float32 rounding of the
+    product. For one version's ids exactly pass ``seconds_cast="float32_seconds_first"``
+    (4.49–4.51), ``"int"`` (4.52–5.2, with ``"max"``; 5.3–5.17 with ``resume="grid"``) or
+    ``resume="grid"`` (5.18 and later).
 
     Returns
     -------

@@ -181,17 +181,45 @@ def test_split_layout_equals_gemma4_vision() -> None:
     assert (blocks - hf).abs().max() > 0.1
 
 
+def test_interleaved_pairing_equals_sam2_video() -> None:
+    """pairing="interleaved" with "blocks" is Sam2VideoVisionRotaryEmbedding (released config:
+    head 256, base 1e4); its forward takes position ids as (seq, 2) despite its "(2, N)" comment."""
+    from transformers import Sam2VideoConfig
+    from transformers.models.sam2_video.modeling_sam2_video import (
+        Sam2VideoVisionRotaryEmbedding,
+        apply_rotary_pos_emb_2d,
+    )
+
+    config = Sam2VideoConfig()
+    dim = config.memory_attention_hidden_size // (
+        config.memory_attention_downsample_rate * config.memory_attention_num_attention_heads)
+    assert dim == 256
+    rows, cols = patch_grid_positions(4, 6)
+    x = torch.randn(1, 1, 24, dim, generator=torch.Generator().manual_seed(3))
+    cos, sin = Sam2VideoVisionRotaryEmbedding(config)(x, torch.stack((rows, cols), dim=-1))
+    hf, _ = apply_rotary_pos_emb_2d(x, x, cos, sin)
+    base = config.rope_parameters["rope_theta"]
+    ours = apply_rope_2d(x, rows, cols, base=base, pairing="interleaved")
+    torch.testing.assert_close(ours, hf, atol=2e-5, rtol=0)
+    for layout in ("blocks", "alternating", "split"):
+        assert (apply_rope_2d(x, rows, cols, base=base, layout=layout) - hf).abs().max() > 1.0
+    with pytest.raises(ValueError, match="pairing"):
+        apply_rope_2d(x, rows, cols, pairing="pairs")
+
+
 @given(
     layout=st.sampled_from(["blocks", "alternating", "split", "mixed"]),
     r=st.integers(0, 50), c=st.integers(0, 50), dr=st.integers(-20, 20), dc=st.integers(-20, 20),
     shift_r=st.integers(-30, 30), shift_c=st.integers(-30, 30), seed=st.integers(0, 2**16),
+    pairing=st.sampled_from(["half", "interleaved"]),
 )
 def test_2d_rope_score_depends_only_on_the_offset(
-    layout: str, r: int, c: int, dr: int, dc: int, shift_r: int, shift_c: int, seed: int
+    layout: str, r: int, c: int, dr: int, dc: int, shift_r: int, shift_c: int, seed: int,
+    pairing: str,
 ) -> None:
     gen = torch.Generator().manual_seed(seed)
     q, k = torch.randn(2, 1, 16, dtype=torch.float64, generator=gen)
-    kwargs: dict = {"layout": "blocks" if layout == "mixed" else layout}
+    kwargs: dict = {"layout": "blocks" if layout == "mixed" else layout, "pairing": pairing}
     if layout == "mixed":
         kwargs["frequencies"] = rope_mixed_frequencies(16, seed=seed)
 
