@@ -5,8 +5,8 @@
   train one configuration here, with progress on stderr, print its metrics and, with the
   committed settings, the largest difference from the committed run and whether it is within
   1e-5 (float rounding differs across machines and training can amplify it: a retrained RoPE
-  copy model differed by up to about 0.03 in accuracy beyond L). ``--set`` changes any :class:`LabSettings` field, e.g.
-  ``--set lr=0.01 --set markov_layers=3``: a quick ablation;
+  copy model differed by up to about 0.03 in accuracy beyond L). ``--set`` changes any
+  :class:`LabSettings` field, e.g. ``--set lr=0.01 --set markov_layers=3``: a quick ablation;
 * ``ablations``: rerun the stored ablations (:mod:`posenc_lib.lab.ablations`);
 * ``summary``: print the committed results, mean ± spread over seeds.
 """
