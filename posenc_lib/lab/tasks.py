@@ -170,10 +170,10 @@ class MarkovTask:
         """
         pairs = self.stationary_pairs()  # (a, b)
         t = self.transitions  # (a, b, c)
-        floor = -(pairs[..., None] * t * t.log()).sum()
+        floor = -(pairs[..., None] * torch.xlogy(t, t)).sum()  # 0 · log 0 = 0
         joint_bc = torch.einsum("ab,abc->bc", pairs, t)  # P(b, c)
         cond = joint_bc / joint_bc.sum(-1, keepdim=True)  # P(c | b)
-        current = -(joint_bc * cond.log()).sum()
+        current = -torch.xlogy(joint_bc, cond).sum()
         return {"floor": float(floor), "current_token": float(current),
                 "uniform": math.log(self.vocab)}
 

@@ -10,7 +10,7 @@
   a slider over encoding × length (1× and 4× the training length);
 * :func:`learned_table_figure`: the learned absolute table — cosine similarity of its rows, and
   how far training moved each row from its initialisation, which shows where training stopped;
-* :func:`nope_counter_figure`: the hand-built NoPE layer's ``1/t`` and the positions it
+* :func:`nope_counter_figure`: the hand-built NoPE layer's ``1/m`` and the positions it
   recovers, with and without the causal mask.
 
 The builders take the dictionaries of :mod:`posenc_lib.lab.results`; they compute nothing that
@@ -362,7 +362,7 @@ def position_curves(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, train_l
                       annotation_text=REFERENCE_LABELS.get(key, key),
                       annotation_position="bottom right", annotation_font_color=MUTED)
     fig.add_vline(x=train_length, line={"color": MUTED, "width": 1, "dash": "dot"})
-    fig.update_xaxes(type="log", title={"text": "position t (log scale)"})
+    fig.update_xaxes(type="log", title={"text": "position m (log scale)"})
     fig.update_yaxes(title={"text": ylabel})
     return _style(fig, title, height=460)
 
@@ -495,30 +495,30 @@ def learned_table_figure(table: np.ndarray, initial: np.ndarray, train_length: i
 
 
 def nope_counter_figure(seq_len: int = 48, max_position: int = 32) -> go.Figure:
-    """The hand-built NoPE layer: the head's output ``1/t`` and the recovered position, with and
+    """The hand-built NoPE layer: the head's output ``1/m`` and the recovered position, with and
     without the causal mask (the inverse map is exact up to ``max_position``)."""
     seq_len = _int(seq_len, "seq_len", 2, 4096)
     max_position = _int(max_position, "max_position", 2, 4096)
-    t = list(range(1, seq_len + 1))
+    m = list(range(1, seq_len + 1))
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=("attention output at position t",
+                        subplot_titles=("attention output at position m",
                                         "position read back by the feed-forward map"))
     for causal, colour, label in ((True, COLORWAY[0], "causal mask"),
                                   (False, COLORWAY[5], "no mask")):
         u = counting_head(bos_inputs(seq_len), causal=causal)
         rec = recover_positions(seq_len, max_position, causal=causal)
-        fig.add_trace(go.Scatter(x=t, y=u.tolist(), mode="lines+markers", name=label,
+        fig.add_trace(go.Scatter(x=m, y=u.tolist(), mode="lines+markers", name=label,
                                  line={"color": colour}, legendgroup=label,
-                                 hovertemplate="t = %{x}: %{y:.4f}<extra>" + label + "</extra>"),
+                                 hovertemplate="m = %{x}: %{y:.4f}<extra>" + label + "</extra>"),
                       row=1, col=1)
-        fig.add_trace(go.Scatter(x=t, y=rec.tolist(), mode="lines+markers", name=label,
+        fig.add_trace(go.Scatter(x=m, y=rec.tolist(), mode="lines+markers", name=label,
                                  line={"color": colour}, legendgroup=label, showlegend=False,
-                                 hovertemplate="t = %{x}: read %{y:.3f}<extra>" + label
+                                 hovertemplate="m = %{x}: read %{y:.3f}<extra>" + label
                                  + "</extra>"), row=1, col=2)
-    fig.add_trace(go.Scatter(x=t, y=t, mode="lines", name="the true position",
+    fig.add_trace(go.Scatter(x=m, y=m, mode="lines", name="the true position",
                              line={"color": MUTED, "dash": "dot"}), row=1, col=2)
     fig.add_vline(x=max_position, line={"color": MUTED, "dash": "dot"}, row=1, col=2)
-    fig.update_xaxes(title={"text": "position t (1-based)"})
+    fig.update_xaxes(title={"text": "position m (1-based)"})
     fig.update_yaxes(title={"text": "head output"}, row=1, col=1)
     fig.update_yaxes(title={"text": "recovered position"}, row=1, col=2)
     return _style(fig, "A NoPE layer reads absolute position off the causal mask", height=420)
