@@ -20,8 +20,12 @@ head, with frequencies ``base^(-2i/rotary_dim)``, and passes the others through 
 
 Angles are computed in float64 (a float32 outer product ``m·θ``, as in Meta's and Hugging Face's
 code, is off by up to 0.052 rad at ``m = 10^6`` for ``d = 128``); cos/sin are then cast to the
-working dtype. Half-precision inputs are rotated in
-float32 and cast back, so they keep their dtype.
+working dtype. The functions (:func:`apply_rope_half`, :func:`apply_rope_interleaved`,
+:func:`apply_rope_complex`) rotate half-precision inputs in float32 and cast back, rounding once.
+:class:`RotaryEmbedding` does so only for ``convention="complex"``; its ``"half"`` and
+``"interleaved"`` conventions keep cos/sin in the input's dtype and compute in it (as Hugging
+Face's ``apply_rotary_pos_emb`` does), so bfloat16 inputs are rounded at every step. Every path
+keeps the input's dtype.
 """
 
 from __future__ import annotations
@@ -632,6 +636,10 @@ class RotaryEmbedding(nn.Module):
       from the positions directly (float64 angles, as Hugging Face does at every call).
     * floating-point ``positions`` (e.g. interpolated ``m / s``): always computed directly.
 
+    Negative integer positions are refused (``ValueError``) whether or not a table is reserved
+    (checked on the CPU only, like the other value checks below); float positions may be
+    negative.
+
     Each direct computation counts as one build in ``table_builds``.
 
     **Validated on construction and in** :meth:`reserve`: ``dim``, ``base``/``inv_freq``
@@ -1027,6 +1035,15 @@ class RotaryEmbedding(nn.Module):
                     )
         if positions.is_floating_point():
             _finite_on_host(positions, "positions must be finite, got a NaN or infinite entry")
+        elif positions.device.type == "cpu" and positions.numel() > 0:
+            # One rule with or without a reserved table: integer positions index rows 0, 1, ...
+            low = int(positions.detach().numpy().min())  # a memory read on the CPU, no sync
+            if low < 0:
+                upper = f"{self.reserved})" if self.reserved else "∞)"
+                raise ValueError(
+                    f"integer positions must lie in [0, {upper}, got {low}; pass float "
+                    "positions to rotate by negative angles"
+                )
         return positions
 
     def forward(

@@ -542,3 +542,22 @@ def test_bfloat16_paths_that_compute_in_float32_round_once() -> None:
         reference = exact if convention == "half" else apply_rope_interleaved(q.double())
         assert (out.double() - reference).abs().max() > 1.2 * (
             ref.double() - reference).abs().max()
+
+
+@pytest.mark.parametrize("reserved", [0, 64])
+@pytest.mark.parametrize("convention", ["half", "interleaved", "complex"])
+def test_negative_integer_positions_are_refused_with_or_without_a_reserved_table(
+    convention: str, reserved: int
+) -> None:
+    layer = RotaryEmbedding(8, convention=convention, max_positions=reserved)
+    q = torch.randn(1, 3, 8, dtype=torch.float64)
+    upper = "64\\)" if reserved else "∞\\)"
+    for positions in (torch.tensor([-1, 0, 1]), torch.tensor([[0, 1, 2], [-3, 0, 1]])):
+        with pytest.raises(ValueError, match=rf"positions must lie in \[0, {upper}, got -[13]"):
+            layer(q, q, positions)
+    with pytest.raises(ValueError, match="positions must lie in"):
+        layer(q, q, offset=torch.tensor(-2))
+    # float positions may be negative: the rotation by a negative angle, computed directly
+    out, _ = layer(q, q, torch.tensor([-1.0, 0.0, 1.0], dtype=torch.float64))
+    torch.testing.assert_close(out, APPLY[convention](q, torch.tensor([-1.0, 0.0, 1.0])),
+                               atol=1e-12, rtol=0)
