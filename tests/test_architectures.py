@@ -722,6 +722,26 @@ def test_census_checks_the_attention_factor_and_the_window() -> None:
     assert any("mask" in p for p in hf_check.plan_problems(causal, config, model))
 
 
+def test_census_checks_the_softmax_and_query_scales() -> None:
+    """Ministral 3's llama_4_scaling_beta reads position_ids: a correct plan passes the shift
+    test (no false alarm), one without or with another beta fails it, and a wrong
+    softmax_scale_factor is caught by the scale the layer hands to attention."""
+    from posenc_lib.architectures._plan import QueryScale
+
+    rope = {"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0, "beta_fast": 32.0,
+            "beta_slow": 1.0, "original_max_position_embeddings": 8, "llama_4_scaling_beta": 0.1}
+    config, model = tiny_model_for("ministral3", rope_parameters=rope, max_position_embeddings=32)
+    plan = position_plan(config)
+    assert plan[0].query_scale == QueryScale("llama_4_scaling_beta", 0.1, 8)
+    assert hf_check.plan_problems(plan, config, model) == []
+    for wrong in (None, QueryScale("llama_4_scaling_beta", 0.2, 8)):
+        mutated = [dataclasses.replace(e, query_scale=wrong) for e in plan]
+        assert any("shift error" in p for p in hf_check.plan_problems(mutated, config, model))
+    scaled = [dataclasses.replace(e, softmax_scale_factor=1.1) for e in plan]
+    problems = hf_check.plan_problems(scaled, config, model)
+    assert "layer 0: softmax scale 0.25 vs plan 0.275" in problems  # head size 16
+
+
 def tiny_model_for(model_type: str, **overrides: Any) -> tuple[Any, Any]:
     config = hf_check.tiny_config(model_type, **overrides)
     return config, hf_check._capturing_model(config)

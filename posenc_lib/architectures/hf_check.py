@@ -459,18 +459,62 @@ def plan_problems(plan: Any, config: Any, model: Any | None = None, *, seq: int 
         masks = {layer: mask for layer, _, _, _, mask in _CAPTURED}
         embeddings = dict(_EMBEDDINGS)
         moved = layer_qk(model, torch.arange(seq) + offset)
+        far_offset = _query_scale_offset(plan, config)
+        far = None if far_offset is None else layer_qk(model, torch.arange(seq) + far_offset)
     finally:
         for h in hooks:
             h.remove()
     if not base:
         raise _NotCaptured
-    return _compare(plan, config, base, moved, masks, embeddings, seq, offset, tol)
+    problems = _compare(plan, config, base, moved, masks, embeddings, seq, offset, tol)
+    if far is not None and far_offset is not None:
+        # past the query scale's length: the plan's multiplier must account for the change
+        problems += [p for p in _compare(plan, config, base, far, masks, {}, seq, far_offset,
+                                         tol, shift_only=True) if p not in problems]
+    return problems
+
+
+def _query_scale_offset(plan: Any, config: Any) -> int | None:
+    """A shift that carries positions ``0..`` past the query scale's length, or None.
+
+    Taken from the plan's ``llama_4_scaling_beta`` query scales and from the config's rope block,
+    so a plan that drops a query scale the model applies is caught too. Llama 4's own multiplier
+    (its NoPE layers) is not checked: transformers computes it from the token index (the cache
+    length), not from ``position_ids``, so shifting the positions leaves it unchanged.
+    """
+    floors = [int(e.query_scale.floor) for e in plan
+              if getattr(e, "query_scale", None) is not None
+              and e.query_scale.form == "llama_4_scaling_beta"]
+    params = _get(config, "rope_parameters")
+    blocks = [params] if isinstance(params, dict) else []
+    for block in blocks:
+        if block.get("llama_4_scaling_beta") is not None:
+            floors.append(int(block.get("original_max_position_embeddings")
+                              or _get(config, "max_position_embeddings") or 0))
+    floors = [f for f in floors if f > 0]
+    return max(floors) if floors else None
+
+
+def _expected_softmax_scale(entry: Any, config: Any, q_dim: int) -> float:
+    """The scale the layer should pass to attention: the config's own scale key (Granite's
+    ``attention_multiplier``, Gemma's ``query_pre_attn_scalar``) or ``1/sqrt(q_dim)``, times
+    the plan's ``softmax_scale_factor``."""
+    multiplier = _get(config, "attention_multiplier")
+    scalar = _get(config, "query_pre_attn_scalar")
+    if isinstance(multiplier, (int, float)) and multiplier:
+        base = float(multiplier)
+    elif isinstance(scalar, (int, float)) and scalar:
+        base = float(scalar) ** -0.5
+    else:
+        base = q_dim ** -0.5
+    return base * float(entry.softmax_scale_factor)
 
 
 def _compare(plan: Any, config: Any, base: dict, moved: dict, masks: dict, embeddings: dict,
-             seq: int, offset: int, tol: float) -> list[str]:
+             seq: int, offset: int, tol: float, shift_only: bool = False) -> list[str]:
     problems: list[str] = []
     shift = torch.full((seq,), float(offset))
+    start = torch.arange(seq, dtype=torch.float64)
     for entry in plan:
         layer = entry.layer
         if entry.kind == "no_attention":
@@ -483,15 +527,29 @@ def _compare(plan: Any, config: Any, base: dict, moved: dict, masks: dict, embed
         turn = dataclasses.replace(entry, attention_factor=1.0)
         if entry.convention == "interleaved" and getattr(config, "rope_interleave", False):
             turn = dataclasses.replace(turn, convention="half")  # DeepSeek de-interleaves first
-        (q0, k0, _), (q1, k1, _) = base[layer], moved[layer]
+        (q0, k0, s0), (q1, k1, _) = base[layer], moved[layer]
         if q0.shape[-1] != entry.head_dim:
             problems.append(f"layer {layer}: head size {q0.shape[-1]} vs plan {entry.head_dim}")
             continue
-        err = max(float((q1 - turn.rotate(q0, shift)).abs().max()),
+        want_q = turn.rotate(q0, shift)
+        if entry.query_scale is not None and entry.query_scale.form != "llama4":
+            # Ministral 3's multiplier reads position_ids: it moves with the shift (Llama 4's
+            # reads the token index, which the shift leaves alone)
+            ratio = entry.query_scale(start + offset) / entry.query_scale(start)
+            want_q = want_q * ratio[:, None].to(want_q.dtype)
+        err = max(float((q1 - want_q).abs().max()),
                   float((k1 - turn.rotate(k0, shift)).abs().max()))
         scale = max(float(q0.abs().max()), float(k0.abs().max()), 1.0)
         if err > tol * scale:
             problems.append(f"layer {layer}: shift error {err:.2g}")
+        if shift_only:
+            continue
+        got_scale = float(s0)
+        if got_scale:  # 0: the layer passed no scaling (its kernel's own default)
+            want_scale = _expected_softmax_scale(entry, config, int(q0.shape[-1]))
+            if not math.isclose(got_scale, want_scale, rel_tol=1e-4):
+                problems.append(f"layer {layer}: softmax scale {got_scale:.5g} vs plan "
+                                f"{want_scale:.5g}")
         if entry.kind == "rope":
             message = _check_cos_sin(entry, embeddings.get(layer), seq, tol)
             if message:
