@@ -380,10 +380,14 @@ def check_type(
     Layer by layer, for ``model_type``.
 
     Per attention layer: the q and k the layer hands to attention move under a common position
-    shift exactly as the plan's rotation says (block, pairing, frequencies; NoPE: not at all);
-    the cos and sin the layer receives are ``attention_factor·cos(m·θ_i)`` with the plan's
-    frequencies and factor over ``rotary_dim`` features; the mask is the plan's (causal or
-    bidirectional, window, chunk). A layer the plan calls ``no_attention`` must not attend.
+    shift exactly as the plan's rotation says (block, pairing, frequencies; NoPE: not at all),
+    with the plan's ``llama_4_scaling_beta`` query scale; the cos and sin the layer receives are
+    ``attention_factor·cos(m·θ_i)`` with the plan's frequencies and factor over ``rotary_dim``
+    features; the softmax scale it passes to attention is the plan's ``softmax_scale_factor``
+    times ``1/sqrt(q size)`` (or the config's ``attention_multiplier`` /
+    ``query_pre_attn_scalar``); the mask is the plan's (causal or bidirectional, window,
+    chunk). A layer the plan calls ``no_attention`` must not attend. Not compared: sinks,
+    qk-norm and Llama 4's NoPE-layer query scale (it reads the token index, not the positions).
     """
 
     try:
@@ -433,8 +437,10 @@ def plan_problems(plan: Any, config: Any, model: Any | None = None, *, seq: int 
     """Where a plan disagrees with the model's layers; empty when it is right.
 
     Runs the model (built from ``config`` when not given) at positions ``0..seq−1`` and shifted
-    by ``offset``, and compares per layer: the shift of q and k, the cos/sin the layer receives
-    (``attention_factor·cos(m·θ_i)`` over ``rotary_dim`` features), and the mask.
+    by ``offset`` (and, for a ``llama_4_scaling_beta`` query scale, shifted past its length), and
+    compares per layer: the shift of q and k (with the query scale), the cos/sin the layer
+    receives (``attention_factor·cos(m·θ_i)`` over ``rotary_dim`` features), the softmax scale
+    it passes to attention, and the mask. Sinks and qk-norm are not compared.
 
     Parameters
     ----------
@@ -632,7 +638,9 @@ class CensusSummary:
         Text model types of the installed transformers with a rotary module
         (:func:`census_types`).
     covered : int
-        Types whose plan ``tests/test_architectures.py`` holds against a tiny model's layers.
+        ``types − refused − unverified``, computed by subtraction (no model is run here);
+        ``tests/test_architectures.py`` holds each of these types' plans against a tiny
+        model's layers (:func:`check_type`) and fails when one is not covered.
     refused : tuple of str
         Types :func:`~posenc_lib.architectures.position_plan` refuses with an error naming them.
     unverified : tuple of str
@@ -653,7 +661,9 @@ def census_summary(*, plan_all: bool = False) -> CensusSummary:
     quick default checks only the refusals made before the rotary module is read (no layer
     count or head size, a type in ``REFUSED_TYPES``), ``plan_all=True`` plans every type in
     full (slower: it imports every modelling module). Types in :data:`UNVERIFIED_TYPES` are
-    counted apart; the rest are covered, as ``tests/test_architectures.py`` checks type by type.
+    counted apart; ``covered`` is what remains (a subtraction, not a run: the census test in
+    ``tests/test_architectures.py`` runs :func:`check_type` on each type and fails when one of
+    these is not covered).
 
     Parameters
     ----------
