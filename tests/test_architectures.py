@@ -835,6 +835,25 @@ def test_without_transformers_a_missing_key_is_refused_or_named(monkeypatch) -> 
     assert any("transformers is not installed" in note for note in plan.notes)
 
 
+def test_with_transformers_a_class_filled_value_is_named() -> None:
+    """Values the file leaves out and the config class fills carry a provenance note."""
+    gemma = position_plan(published_config("Gemma 3 27B"))
+    assert ("rope_parameters.full_attention.rope_theta = 1e6 from Gemma3TextConfig "
+            "(not in the file)") in gemma.notes
+    raw = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+           "num_attention_heads": 4, "rope_theta": 1e4,
+           "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}
+    plan = position_plan(raw)
+    assert ("rope_parameters.original_max_position_embeddings = 2048 from LlamaConfig "
+            "(not in the file)") in plan.notes
+    assert "original 2 048" in plan[0].scaling
+    assert "original_max_position_embeddings" not in raw["rope_scaling"]  # not mutated
+    assert not any("rope_theta" in n for n in plan.notes)  # the file gives it
+    written = position_plan({**raw, "rope_scaling": {**raw["rope_scaling"],
+                                                     "original_max_position_embeddings": 512}})
+    assert not any("not in the file" in n for n in written.notes)
+
+
 _QWEN3_06B = {"model_type": "qwen3", "hidden_size": 1024, "num_attention_heads": 16,
               "num_key_value_heads": 8, "num_hidden_layers": 4, "rope_theta": 1e6,
               "max_position_embeddings": 40960}
