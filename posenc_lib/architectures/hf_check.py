@@ -501,13 +501,20 @@ def _query_scale_offset(plan: Any, config: Any) -> int | None:
     return max(floors) if floors else None
 
 
+# Types whose attention passes scaling = 1.0 whatever the head size (transformers 5.25: Gemma 4's
+# attention sets self.scaling = 1.0, its q and k being RMS-normalised); not a config key.
+_UNIT_SOFTMAX_SCALE = frozenset({"gemma4_text", "gemma4_unified_text", "embedding_gemma2_text"})
+
+
 def _expected_softmax_scale(entry: Any, config: Any, q_dim: int) -> float:
     """The scale the layer should pass to attention: the config's own scale key (Granite's
     ``attention_multiplier``, Gemma's ``query_pre_attn_scalar``) or ``1/sqrt(q_dim)``, times
     the plan's ``softmax_scale_factor``."""
     multiplier = _get(config, "attention_multiplier")
     scalar = _get(config, "query_pre_attn_scalar")
-    if isinstance(multiplier, (int, float)) and multiplier:
+    if _get(config, "model_type") in _UNIT_SOFTMAX_SCALE:
+        base = 1.0
+    elif isinstance(multiplier, (int, float)) and multiplier:
         base = float(multiplier)
     elif isinstance(scalar, (int, float)) and scalar:
         base = float(scalar) ** -0.5
