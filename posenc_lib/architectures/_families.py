@@ -104,7 +104,8 @@ def _smollm3_types(cfg: dict[str, Any], n: int) -> list[str]:
 
 def _qwen_types(cfg: dict[str, Any], n: int) -> list[str]:
     sliding = cfg.get("use_sliding_window") and cfg.get("sliding_window") is not None
-    first = int(cfg.get("max_window_layers") if cfg.get("max_window_layers") is not None else 28)
+    first = cfg.get("max_window_layers")
+    first = 28 if first is None else int(first)  # Qwen2Config / Qwen3Config's default
     return ["sliding_attention" if sliding and i >= first else "full_attention" for i in range(n)]
 
 
