@@ -920,6 +920,8 @@ def test_without_transformers_other_defaults_are_named(monkeypatch) -> None:
     assert "original_max_position_embeddings = max_position_embeddings (2048)" in _defaulted(yarn)
     same = position_plan({**_QWEN3_06B, "hidden_size": 2048})  # 2048 / 16 = the class's 128
     assert "head_dim = hidden_size / num_attention_heads = 128" in _defaulted(same)
+    # Qwen3 normalises q and k per head whatever the config says, as with transformers
+    assert (same[0].qk_norm, same[0].qk_norm_kind) == (True, "per-head")
 
 
 @pytest.mark.parametrize(("content", "problem"), [

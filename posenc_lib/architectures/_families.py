@@ -197,6 +197,10 @@ def _is_attention(layer_type: str) -> bool:
 _QK_NORM_KIND = {"llama4_text": "per-head, no weight", "olmo2": "flat", "olmo3": "flat",
                  "cohere": "per-head, weight per head"}
 
+# Types whose attention always normalises q and k, with no config key (transformers 5.25).
+_ALWAYS_QK_NORM = {"olmo2": "flat", "olmo3": "flat", "qwen3": "per-head",
+                   "gemma3_text": "per-head"}
+
 # Types whose attention applies RoPE on windowed layers only once windows are configured (read
 # from their modelling code in transformers 5.25: ``if self.sliding_window is None or
 # self.is_sliding``, ``force_rope``, ``position_embeddings if layer_type == "sliding_attention"``).
@@ -701,11 +705,13 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         # plan's "|m − n| < window" (Gemma 3's class already stores its window that way).
         window = int(window) + 1
     norm = qk_norm(model_type, cfg) if hf is not None else next(
-        (cfg[k] for k in ("use_qk_norm", "qk_layernorm") if isinstance(cfg.get(k), bool)), None
+        (cfg[k] for k in ("use_qk_norm", "qk_layernorm") if isinstance(cfg.get(k), bool)),
+        True if model_type in _ALWAYS_QK_NORM else None,
     )
     norm_kind = None
     if norm:
-        norm_kind = qk_norm_kind(model_type) if hf is not None else _QK_NORM_KIND.get(model_type)
+        norm_kind = qk_norm_kind(model_type) if hf is not None else _QK_NORM_KIND.get(
+            model_type, _ALWAYS_QK_NORM.get(model_type))
     plan: list[LayerPosition] = []
     cache: dict[str, dict[str, Any]] = {}
     for i, layer_type in enumerate(layer_types):
