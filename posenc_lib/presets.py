@@ -279,7 +279,9 @@ PRESET_CONFIGS: dict[str, dict[str, Any]] = {
         "model_type": "llama4", "text_config": {
             "model_type": "llama4_text", "num_hidden_layers": 48, "hidden_size": 5120,
             "num_attention_heads": 40, "head_dim": 128, "attention_chunk_size": 8192,
-            "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(48)],
+            # as released: an empty list, which Llama4TextConfig fills from
+            # no_rope_layer_interval (default 4): RoPE on layers i with (i + 1) % 4 != 0
+            "no_rope_layers": [],
             "attn_temperature_tuning": True, "floor_scale": 8192, "attn_scale": 0.1,
             **_flat(MODERN_PRESETS["Llama 4 Scout (RoPE layers)"])}},
     "Gemma 3 12B (global layers)": {

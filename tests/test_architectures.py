@@ -722,6 +722,26 @@ def test_census_checks_the_attention_factor_and_the_window() -> None:
     assert any("mask" in p for p in hf_check.plan_problems(causal, config, model))
 
 
+def test_census_checks_the_softmax_and_query_scales() -> None:
+    """Ministral 3's llama_4_scaling_beta reads position_ids: a correct plan passes the shift
+    test (no false alarm), one without or with another beta fails it, and a wrong
+    softmax_scale_factor is caught by the scale the layer hands to attention."""
+    from posenc_lib.architectures._plan import QueryScale
+
+    rope = {"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0, "beta_fast": 32.0,
+            "beta_slow": 1.0, "original_max_position_embeddings": 8, "llama_4_scaling_beta": 0.1}
+    config, model = tiny_model_for("ministral3", rope_parameters=rope, max_position_embeddings=32)
+    plan = position_plan(config)
+    assert plan[0].query_scale == QueryScale("llama_4_scaling_beta", 0.1, 8)
+    assert hf_check.plan_problems(plan, config, model) == []
+    for wrong in (None, QueryScale("llama_4_scaling_beta", 0.2, 8)):
+        mutated = [dataclasses.replace(e, query_scale=wrong) for e in plan]
+        assert any("shift error" in p for p in hf_check.plan_problems(mutated, config, model))
+    scaled = [dataclasses.replace(e, softmax_scale_factor=1.1) for e in plan]
+    problems = hf_check.plan_problems(scaled, config, model)
+    assert "layer 0: softmax scale 0.25 vs plan 0.275" in problems  # head size 16
+
+
 def tiny_model_for(model_type: str, **overrides: Any) -> tuple[Any, Any]:
     config = hf_check.tiny_config(model_type, **overrides)
     return config, hf_check._capturing_model(config)
@@ -813,6 +833,95 @@ def test_without_transformers_a_missing_key_is_refused_or_named(monkeypatch) -> 
                           "rope_theta": 1e4})
     assert any("sliding_window" in note for note in plan.notes)
     assert any("transformers is not installed" in note for note in plan.notes)
+
+
+def test_with_transformers_a_class_filled_value_is_named() -> None:
+    """Values the file leaves out and the config class fills carry a provenance note."""
+    gemma = position_plan(published_config("Gemma 3 27B"))
+    assert ("rope_parameters.full_attention.rope_theta = 1e6 from Gemma3TextConfig "
+            "(not in the file)") in gemma.notes
+    raw = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+           "num_attention_heads": 4, "rope_theta": 1e4,
+           "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}
+    plan = position_plan(raw)
+    assert ("rope_parameters.original_max_position_embeddings = 2048 from LlamaConfig "
+            "(not in the file)") in plan.notes
+    assert "original 2 048" in plan[0].scaling
+    assert "original_max_position_embeddings" not in raw["rope_scaling"]  # not mutated
+    assert not any("rope_theta" in n for n in plan.notes)  # the file gives it
+    written = position_plan({**raw, "rope_scaling": {**raw["rope_scaling"],
+                                                     "original_max_position_embeddings": 512}})
+    assert not any("not in the file" in n for n in written.notes)
+
+
+_QWEN3_06B = {"model_type": "qwen3", "hidden_size": 1024, "num_attention_heads": 16,
+              "num_key_value_heads": 8, "num_hidden_layers": 4, "rope_theta": 1e6,
+              "max_position_embeddings": 40960}
+
+
+@pytest.mark.parametrize(("config", "key"), [
+    # Qwen3-0.6B's shape: hidden / heads = 64, but Qwen3Config fills head_dim 128
+    (_QWEN3_06B, "head_dim"),
+    ({"model_type": "phi3", "hidden_size": 256, "num_attention_heads": 4,
+      "num_hidden_layers": 2, "rope_theta": 1e4, "max_position_embeddings": 131072,
+      "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 32,
+                       "long_factor": [2.0] * 32}},
+     "original_max_position_embeddings"),
+    ({"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4,
+      "num_hidden_layers": 2, "rope_theta": 5e5, "max_position_embeddings": 131072,
+      "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "high_freq_factor": 4.0,
+                       "original_max_position_embeddings": 8192}},
+     "low_freq_factor"),
+])
+def test_without_transformers_a_spectrum_default_is_refused(config, key, monkeypatch) -> None:
+    monkeypatch.setattr(_resolve, "transformers_or_none", lambda: None)
+    with pytest.raises(ValueError, match=key):
+        position_plan(config)
+
+
+def _defaulted(plan) -> str:
+    return next(n for n in plan.notes if n.startswith("keys not in the config, defaulted"))
+
+
+@pytest.mark.parametrize(("name", "drop", "named"), [
+    ("Gemma 3 12B (global layers)", "sliding_window_pattern", "sliding_window_pattern = 6"),
+    ("Llama 4 Scout (RoPE layers)", "attention_chunk_size", "attention_chunk_size = 8192"),
+    ("Llama 4 Scout (RoPE layers)", "no_rope_layers", "no_rope_layers = every 4th layer NoPE"),
+    ("gpt-oss-20b", "layer_types", "sliding_window_pattern = 2"),
+])
+def test_without_transformers_a_family_default_is_named(name, drop, named, monkeypatch) -> None:
+    source = PRESET_CONFIGS[name] if name in PRESET_CONFIGS else published_config(name)
+    complete = _resolve.resolve(source).cfg
+    complete.pop(drop, None)
+    complete.pop("layer_types", None)
+    monkeypatch.setattr(_resolve, "transformers_or_none", lambda: None)
+    plan = position_plan(complete)
+    assert named in _defaulted(plan)
+    if drop == "attention_chunk_size":  # transformers' Llama4TextConfig default, not "no chunk"
+        assert {p.chunk for p in plan if p.kind == "rope"} == {8192}
+
+
+def test_without_transformers_other_defaults_are_named(monkeypatch) -> None:
+    monkeypatch.setattr(_resolve, "transformers_or_none", lambda: None)
+    neox = position_plan({"model_type": "gpt_neox", "hidden_size": 256,
+                          "num_attention_heads": 4, "num_hidden_layers": 2, "rope_theta": 1e4})
+    assert "rotary_pct = 0.25" in _defaulted(neox)
+    assert "head_dim = hidden_size / num_attention_heads = 64" in _defaulted(neox)
+    assert neox[0].rotary_dim == 16
+    ds = position_plan({"model_type": "deepseek_v3", "hidden_size": 256,
+                        "num_attention_heads": 4, "num_hidden_layers": 2, "rope_theta": 1e4,
+                        "qk_rope_head_dim": 16, "qk_nope_head_dim": 32})
+    assert "rope_interleave = True" in _defaulted(ds)
+    assert ds[0].convention == "interleaved"
+    yarn = position_plan({"model_type": "qwen3", "head_dim": 64, "num_hidden_layers": 2,
+                          "hidden_size": 256, "num_attention_heads": 4, "rope_theta": 1e6,
+                          "max_position_embeddings": 2048,
+                          "rope_scaling": {"rope_type": "yarn", "factor": 4.0}})
+    assert "original_max_position_embeddings = max_position_embeddings (2048)" in _defaulted(yarn)
+    same = position_plan({**_QWEN3_06B, "hidden_size": 2048})  # 2048 / 16 = the class's 128
+    assert "head_dim = hidden_size / num_attention_heads = 128" in _defaulted(same)
+    # Qwen3 normalises q and k per head whatever the config says, as with transformers
+    assert (same[0].qk_norm, same[0].qk_norm_kind) == (True, "per-head")
 
 
 @pytest.mark.parametrize(("content", "problem"), [

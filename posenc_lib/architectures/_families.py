@@ -51,6 +51,11 @@ class _Family:
     mrope_interleaved: bool = False
 
 
+# The local:global period a family's class uses when the config lists no layer_types.
+_PERIOD = {"gemma2": 2, "gemma3_text": 6, "gemma4_text": 6, "cohere2": 4, "olmo3": 4,
+           "gpt_oss": 2}
+
+
 def _pattern(name: str, default: int, sliding_first: bool = True) -> Callable[
     [dict[str, Any], int], list[str]
 ]:
@@ -63,7 +68,7 @@ def _pattern(name: str, default: int, sliding_first: bool = True) -> Callable[
 
 
 def _gemma4_types(cfg: dict[str, Any], n: int) -> list[str]:
-    types = _pattern("sliding_window_pattern", 6)(cfg, n)
+    types = _pattern("sliding_window_pattern", _PERIOD["gemma4_text"])(cfg, n)
     types[-1] = "full_attention"  # Gemma 4 forces its last layer to full attention
     return types
 
@@ -99,13 +104,22 @@ def _smollm3_types(cfg: dict[str, Any], n: int) -> list[str]:
 
 def _qwen_types(cfg: dict[str, Any], n: int) -> list[str]:
     sliding = cfg.get("use_sliding_window") and cfg.get("sliding_window") is not None
-    first = int(cfg.get("max_window_layers") or 0)
+    first = cfg.get("max_window_layers")
+    first = 28 if first is None else int(first)  # Qwen2Config / Qwen3Config's default
     return ["sliding_attention" if sliding and i >= first else "full_attention" for i in range(n)]
 
 
 def _flagged(cfg: dict[str, Any], i: int, layer_type: str) -> bool:
     return bool(_no_rope_flags(cfg, int(cfg["num_hidden_layers"]))[i])
 
+
+# head_dim a family's config class fills when the file leaves it out, whatever hidden_size and
+# num_attention_heads say (transformers 5.25: Qwen3Config's 128, Gemma's 256...). Without
+# transformers a config of these types that leaves head_dim out is refused unless
+# hidden_size / num_attention_heads happens to equal it.
+_CLASS_HEAD_DIM = {"qwen3": 128, "qwen3_vl_text": 128, "ministral3": 128, "glm": 128,
+                   "glm4": 128, "gemma": 256, "gemma2": 256, "gemma3_text": 256,
+                   "gemma4_text": 256, "llama4_text": 128, "gpt_oss": 64}
 
 _FAMILIES: dict[str, _Family] = {
     "llama": _Family(window_types=()),
@@ -122,11 +136,14 @@ _FAMILIES: dict[str, _Family] = {
     "glm4": _Family(convention="interleaved", window_types=()),
     "glm4_moe": _Family(window_types=()),  # GLM-4.5: partial rotary, NeoX (half) layout
     "gemma": _Family(window_types=()),
-    "gemma2": _Family(layer_types=_pattern("sliding_window_pattern", 2)),
-    "gemma3_text": _Family(layer_types=_pattern("sliding_window_pattern", 6), nested=True),
+    "gemma2": _Family(layer_types=_pattern("sliding_window_pattern", _PERIOD["gemma2"])),
+    "gemma3_text": _Family(
+        layer_types=_pattern("sliding_window_pattern", _PERIOD["gemma3_text"]), nested=True,
+    ),
     "gemma4_text": _Family(layer_types=_gemma4_types, nested=True),
     "cohere2": _Family(
-        convention="interleaved", layer_types=_pattern("sliding_window_pattern", 4),
+        convention="interleaved",
+        layer_types=_pattern("sliding_window_pattern", _PERIOD["cohere2"]),
         uses_rope=lambda cfg, i, t: t == "sliding_attention",
     ),
     "llama4_text": _Family(
@@ -134,8 +151,9 @@ _FAMILIES: dict[str, _Family] = {
         window_types=(),
     ),
     "smollm3": _Family(theta=2000000.0, layer_types=_smollm3_types, uses_rope=_flagged),
-    "olmo3": _Family(layer_types=_pattern("sliding_window_pattern", 4), nested=True),
-    "gpt_oss": _Family(layer_types=_pattern("sliding_window_pattern", 2)),
+    "olmo3": _Family(layer_types=_pattern("sliding_window_pattern", _PERIOD["olmo3"]),
+                     nested=True),
+    "gpt_oss": _Family(layer_types=_pattern("sliding_window_pattern", _PERIOD["gpt_oss"])),
     "deepseek_v2": _Family(window_types=()),
     "deepseek_v3": _Family(window_types=()),
     # M-RoPE: Qwen2-VL and Qwen2.5-VL split the pairs into contiguous t/h/w blocks (default
@@ -178,6 +196,10 @@ def _is_attention(layer_type: str) -> bool:
 # transformers; with it, from the attention class, ``_rotary.qk_norm_kind``).
 _QK_NORM_KIND = {"llama4_text": "per-head, no weight", "olmo2": "flat", "olmo3": "flat",
                  "cohere": "per-head, weight per head"}
+
+# Types whose attention always normalises q and k, with no config key (transformers 5.25).
+_ALWAYS_QK_NORM = {"olmo2": "flat", "olmo3": "flat", "qwen3": "per-head",
+                   "gemma3_text": "per-head"}
 
 # Types whose attention applies RoPE on windowed layers only once windows are configured (read
 # from their modelling code in transformers 5.25: ``if self.sliding_window is None or
@@ -266,13 +288,32 @@ def _rope_block(
     if "partial_rotary_factor" not in params:
         partial = _first(cfg, "partial_rotary_factor", "rotary_pct")
         if partial is None and cfg.get("model_type") == "gpt_neox":
-            partial = 0.25
+            partial = _needs(cfg, defaulted, "rotary_pct", 0.25)
         if partial is not None:
             params["partial_rotary_factor"] = partial
-    if params["rope_type"] in ("yarn", "llama3", "longrope"):
+    kind = params["rope_type"]
+    if defaulted is not None and kind == "llama3":
+        for key in ("low_freq_factor", "high_freq_factor", "original_max_position_embeddings"):
+            if params.get(key) is None:
+                raise ValueError(
+                    f"config of model_type {cfg.get('model_type')!r}: its llama3 rope block has "
+                    f"no {key}, which transformers requires; add it"
+                )
+    if kind in ("yarn", "llama3", "longrope"):
         # Phi-3 keeps the training length outside the rope block, and it wins there.
         original = _first(cfg, "original_max_position_embeddings") if "phi3" == cfg.get(
             "model_type") else None
+        in_block = _first(params, "original_max_position_embeddings")
+        if defaulted is not None and kind == "longrope" and not (original or in_block):
+            raise ValueError(
+                f"config of model_type {cfg.get('model_type')!r}: its longrope block has no "
+                "original_max_position_embeddings (nor the top level), and the short/long "
+                "switch and the cos/sin factor depend on it; transformers (not installed) "
+                "would fill the model class's default: install transformers or add it"
+            )
+        if defaulted is not None and not (original or in_block):
+            defaulted.append("original_max_position_embeddings = max_position_embeddings "
+                             f"({cfg.get('max_position_embeddings')!r})")
         params["original_max_position_embeddings"] = original or _first(
             params, "original_max_position_embeddings",
             default=cfg.get("max_position_embeddings"),
@@ -355,6 +396,52 @@ def _mscale_squared(params: Mapping[str, Any], cfg: dict[str, Any]) -> float:
     factor = float(params["factor"])
     m = 1.0 if factor <= 1 else 0.1 * float(params["mscale_all_dim"]) * math.log(factor) + 1.0
     return m * m
+
+
+def _fill_class_defaults(cfg: dict[str, Any], model_type: str, defaulted: list[str]) -> None:
+    """Without transformers: fill the keys a family's class would fill, naming each in
+    ``defaulted``, or refuse one whose default would change the spectrum unseen.
+
+    Raises
+    ------
+    ValueError
+        ``head_dim`` absent where the family's class fills a fixed head size (Qwen3's 128,
+        Gemma's 256...) that differs from ``hidden_size / num_attention_heads``.
+    """
+    if cfg.get("head_dim") is None and not cfg.get("qk_rope_head_dim"):
+        derived = _head_dim(cfg)
+        fixed = _CLASS_HEAD_DIM.get(model_type)
+        if fixed is not None and fixed != derived:
+            raise ValueError(
+                f"config of model_type {model_type!r} has no head_dim: its config class fills "
+                f"{fixed}, not hidden_size / num_attention_heads = {derived}; transformers (not "
+                "installed) would use the class's value: install transformers or add head_dim"
+            )
+        defaulted.append(f"head_dim = hidden_size / num_attention_heads = {derived}")
+    if not cfg.get("layer_types"):
+        if model_type in _PERIOD and cfg.get("sliding_window_pattern") is None:
+            defaulted.append(f"sliding_window_pattern = {_PERIOD[model_type]} (the class's "
+                             "local:global period)")
+        if model_type in ("llama4_text", "smollm3") and not cfg.get("no_rope_layers"):
+            interval = _needs(cfg, defaulted, "no_rope_layer_interval", 4)
+            defaulted.append(f"no_rope_layers = every {interval}th layer NoPE "
+                             f"(from no_rope_layer_interval = {interval})")
+        if (model_type in ("qwen2", "qwen3", "qwen2_vl_text", "qwen2_5_vl_text")
+                and cfg.get("use_sliding_window") and cfg.get("sliding_window") is not None):
+            _needs(cfg, defaulted, "max_window_layers", 28)
+    if model_type == "llama4_text":
+        cfg["attention_chunk_size"] = _needs(cfg, defaulted, "attention_chunk_size", 8192)
+        cfg["attn_temperature_tuning"] = _needs(cfg, defaulted, "attn_temperature_tuning", True)
+        cfg["use_qk_norm"] = _needs(cfg, defaulted, "use_qk_norm", True)
+    if model_type == "deepseek_v3":
+        cfg["rope_interleave"] = _needs(cfg, defaulted, "rope_interleave", True)
+    if model_type == "gemma4_text":
+        _needs(cfg, defaulted, "global_head_dim", 512)
+    family = _FAMILIES[model_type]
+    if family.mrope_section is not None:
+        params = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+        if isinstance(params, Mapping) and not params.get("mrope_section"):
+            defaulted.append(f"mrope_section = {list(family.mrope_section)}")
 
 
 def _needs(cfg: dict[str, Any], defaulted: list[str] | None, key: str, value: Any) -> Any:
@@ -540,6 +627,8 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
             f"model_type {model_type!r} is not supported by position_plan without transformers; "
             f"supported: {', '.join(SUPPORTED_MODEL_TYPES)}"
         )
+    if defaulted is not None:
+        _fill_class_defaults(cfg, model_type, defaulted)
     if cfg.get("layer_types"):
         layer_types = [str(t) for t in cfg["layer_types"]]
     elif family is not None and family.layer_types is not None:
@@ -616,11 +705,13 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         # plan's "|m − n| < window" (Gemma 3's class already stores its window that way).
         window = int(window) + 1
     norm = qk_norm(model_type, cfg) if hf is not None else next(
-        (cfg[k] for k in ("use_qk_norm", "qk_layernorm") if isinstance(cfg.get(k), bool)), None
+        (cfg[k] for k in ("use_qk_norm", "qk_layernorm") if isinstance(cfg.get(k), bool)),
+        True if model_type in _ALWAYS_QK_NORM else None,
     )
     norm_kind = None
     if norm:
-        norm_kind = qk_norm_kind(model_type) if hf is not None else _QK_NORM_KIND.get(model_type)
+        norm_kind = qk_norm_kind(model_type) if hf is not None else _QK_NORM_KIND.get(
+            model_type, _ALWAYS_QK_NORM.get(model_type))
     plan: list[LayerPosition] = []
     cache: dict[str, dict[str, Any]] = {}
     for i, layer_type in enumerate(layer_types):

@@ -4,9 +4,12 @@ A ``config.json`` states only what differs from the model class's defaults (Gemm
 ``text_config`` has no ``rope_theta``: the class fills 1 000 000 for the global layers). So when
 transformers is installed, :func:`resolve` builds the model's own config object
 (``AutoConfig.for_model(model_type, **json)``), unwraps a multimodal wrapper to its text model
-(``get_text_config``) and reads every value from that object. Without transformers it reads the
-dict as written, refuses a RoPE config with no ``rope_theta``, and names every other key it had
-to default (:attr:`Resolved.notes`).
+(``get_text_config``) and reads every value from that object; a position value the file leaves
+out and the class fills is named in :attr:`Resolved.notes` (:func:`provenance_notes`). Without
+transformers it reads the dict as written; ``position_plan`` then refuses a config whose missing
+key would change the spectrum unseen (``rope_theta``; ``head_dim`` where the class fixes one;
+a LongRoPE block's original length; a llama3 block's factors) and names every other key it
+had to default.
 
 :func:`load_config` turns a path, a model folder or a Hub model id into a dict or config object,
 with one-line errors that name the file and the problem.
@@ -14,6 +17,7 @@ with one-line errors that name the file and the problem.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Mapping
@@ -23,7 +27,8 @@ from typing import Any
 
 from .._validation import _describe
 
-__all__ = ["Resolved", "check_config_dict", "load_config", "resolve", "transformers_or_none"]
+__all__ = ["Resolved", "check_config_dict", "load_config", "provenance_notes", "resolve",
+           "transformers_or_none"]
 
 
 def _error_line(err: BaseException) -> str:
@@ -244,7 +249,11 @@ def resolve(config: object) -> Resolved:
                          f"{transformers.__version__}; read as {known!r} "
                          f"(architectures {raw.get('architectures')})")
             model_type = known
-        kwargs = {k: v for k, v in raw.items() if k not in ("model_type", "auto_map")}
+        # a deep copy: the config class fills nested blocks in place, and the file as written
+        # must stay as written (for the caller, and for provenance_notes)
+        kwargs = copy.deepcopy(
+            {k: v for k, v in raw.items() if k not in ("model_type", "auto_map")}
+        )
         verbosity = transformers.logging.get_verbosity()
         transformers.logging.set_verbosity_error()
         try:
@@ -277,7 +286,112 @@ def resolve(config: object) -> Resolved:
         if isinstance(current, (int, float, str, bool, list, dict, type(None))):
             cfg[key] = current
     cfg["model_type"] = text.model_type
+    if isinstance(config, Mapping):
+        raw_text: Mapping[str, Any] = config
+        if text is not hf:
+            raw_text = next((config[k] for k in _WRAPPER_KEYS
+                             if isinstance(config.get(k), Mapping)), config)
+        notes += provenance_notes(raw_text, cfg, type(text).__name__)
     return Resolved(cfg=cfg, hf_config=text, model_type=text.model_type, notes=notes)
+
+
+# Position keys a class may fill when the file leaves them out (transformers 5.25).
+_PROVENANCE_KEYS = ("head_dim", "sliding_window", "attention_chunk_size", "partial_rotary_factor",
+                    "rope_interleave", "no_rope_layers")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) >= 1e5:
+        return f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    return f"{value:g}" if isinstance(value, float) else repr(value)
+
+
+def _bases_in(node: Any) -> set[float]:
+    found: set[float] = set()
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if key in ("rope_theta", "rope_local_base_freq", "rotary_emb_base") and isinstance(
+                value, (int, float)
+            ) and not isinstance(value, bool):
+                found.add(float(value))
+            elif isinstance(value, Mapping):
+                found |= _bases_in(value)
+    return found
+
+
+def _derived_head_dim(cfg: Mapping[str, Any]) -> int | None:
+    hidden, heads = cfg.get("hidden_size"), cfg.get("num_attention_heads")
+    if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
+        return hidden // heads
+    return None
+
+
+def provenance_notes(raw: Mapping[str, Any], cfg: Mapping[str, Any], owner: str) -> list[str]:
+    """Name the position values the resolved config has but the file does not give.
+
+    With transformers, a key the file leaves out is filled by the model's config class
+    (Gemma 3's global ``rope_theta`` 1e6 from ``Gemma3TextConfig``); this says so, e.g.
+    ``rope_theta = 1e6 from Gemma3TextConfig (not in the file)``.
+
+    Parameters
+    ----------
+    raw : mapping
+        The text model's part of the file as written.
+    cfg : mapping
+        The resolved config (``to_dict()`` of the class, attributes winning).
+    owner : str
+        The config class's name, for the note.
+
+    Returns
+    -------
+    list of str
+        One note per filled value (bases by value: a base the file gives nowhere).
+    """
+    notes: list[str] = []
+    written = _bases_in(raw)
+    params = cfg.get("rope_parameters")
+    blocks: list[tuple[str, Mapping[str, Any]]] = []
+    if isinstance(params, Mapping):
+        nested = [(f"rope_parameters.{k}.", v) for k, v in params.items()
+                  if isinstance(v, Mapping)]
+        blocks = nested or [("", params)]
+    theta = cfg.get("rope_theta")
+    seen: set[float] = set()
+    for prefix, block in blocks or [("", {"rope_theta": theta})]:
+        value = block.get("rope_theta")
+        if isinstance(value, (int, float)) and float(value) not in written | seen:
+            seen.add(float(value))
+            notes.append(f"{prefix}rope_theta = {_fmt(float(value))} from {owner} "
+                         "(not in the file)")
+    raw_blocks = [b for k in ("rope_parameters", "rope_scaling")
+                  if isinstance(b := raw.get(k), Mapping)]
+    raw_original = raw.get("original_max_position_embeddings") is not None or any(
+        isinstance(b, Mapping) and (b.get("original_max_position_embeddings") is not None or any(
+            isinstance(v, Mapping) and v.get("original_max_position_embeddings") is not None
+            for v in b.values()))
+        for b in raw_blocks
+    )
+    for prefix, block in blocks:
+        kind = block.get("rope_type")
+        original = block.get("original_max_position_embeddings")
+        if kind in ("yarn", "llama3", "longrope") and original is not None and not raw_original:
+            notes.append(f"{prefix or 'rope_parameters.'}original_max_position_embeddings = "
+                         f"{_fmt(original)} from {owner} (not in the file)")
+    for key in _PROVENANCE_KEYS:
+        value = cfg.get(key)
+        if value in (None, [], False) or raw.get(key) not in (None, []):
+            continue
+        if key == "head_dim" and (cfg.get("qk_rope_head_dim") or _derived_head_dim(cfg) == value):
+            continue  # hidden_size / num_attention_heads, as without the class; MLA: unused
+        notes.append(f"{key} = {_fmt(value)} from {owner} (not in the file)")
+    types = cfg.get("layer_types")
+    if (isinstance(types, list) and len(set(types)) > 1 and not raw.get("layer_types")
+            and raw.get("sliding_window_pattern") is None):
+        notes.append(f"layer_types ({types.count('full_attention')} of {len(types)} layers "
+                     f"full_attention) from {owner} (not in the file)")
+    return notes
 
 
 def _resolve_without_transformers(raw: dict[str, Any], notes: list[str]) -> Resolved:

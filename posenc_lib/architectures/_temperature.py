@@ -42,7 +42,8 @@ def logit_multiplier(
     * ``"llama4"``: the query × ``1 + scale·ln(1 + ⌊(m+1)/floor⌋)`` (Llama 4's NoPE layers);
     * ``"llama_4_scaling_beta"``: the query × ``1 + scale·ln(1 + ⌊m/floor⌋)`` (Ministral 3,
       Mistral 4; every layer; ``floor`` = original context);
-    * ``"ssmax"``: Scalable-Softmax, logits × ``s·ln n`` with ``n = m + 1`` visible keys.
+    * ``"ssmax"``: Scalable-Softmax, logits × ``σ·ln n`` (σ = ``ssmax_s``) with ``n = m + 1``
+      visible keys.
 
     Parameters
     ----------

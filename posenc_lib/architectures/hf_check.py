@@ -380,10 +380,14 @@ def check_type(
     Layer by layer, for ``model_type``.
 
     Per attention layer: the q and k the layer hands to attention move under a common position
-    shift exactly as the plan's rotation says (block, pairing, frequencies; NoPE: not at all);
-    the cos and sin the layer receives are ``attention_factor·cos(m·θ_i)`` with the plan's
-    frequencies and factor over ``rotary_dim`` features; the mask is the plan's (causal or
-    bidirectional, window, chunk). A layer the plan calls ``no_attention`` must not attend.
+    shift exactly as the plan's rotation says (block, pairing, frequencies; NoPE: not at all),
+    with the plan's ``llama_4_scaling_beta`` query scale; the cos and sin the layer receives are
+    ``attention_factor·cos(m·θ_i)`` with the plan's frequencies and factor over ``rotary_dim``
+    features; the softmax scale it passes to attention is the plan's ``softmax_scale_factor``
+    times ``1/sqrt(q size)`` (or the config's ``attention_multiplier`` /
+    ``query_pre_attn_scalar``); the mask is the plan's (causal or bidirectional, window,
+    chunk). A layer the plan calls ``no_attention`` must not attend. Not compared: sinks,
+    qk-norm and Llama 4's NoPE-layer query scale (it reads the token index, not the positions).
     """
 
     try:
@@ -433,8 +437,10 @@ def plan_problems(plan: Any, config: Any, model: Any | None = None, *, seq: int 
     """Where a plan disagrees with the model's layers; empty when it is right.
 
     Runs the model (built from ``config`` when not given) at positions ``0..seq−1`` and shifted
-    by ``offset``, and compares per layer: the shift of q and k, the cos/sin the layer receives
-    (``attention_factor·cos(m·θ_i)`` over ``rotary_dim`` features), and the mask.
+    by ``offset`` (and, for a ``llama_4_scaling_beta`` query scale, shifted past its length), and
+    compares per layer: the shift of q and k (with the query scale), the cos/sin the layer
+    receives (``attention_factor·cos(m·θ_i)`` over ``rotary_dim`` features), the softmax scale
+    it passes to attention, and the mask. Sinks and qk-norm are not compared.
 
     Parameters
     ----------
@@ -459,18 +465,69 @@ def plan_problems(plan: Any, config: Any, model: Any | None = None, *, seq: int 
         masks = {layer: mask for layer, _, _, _, mask in _CAPTURED}
         embeddings = dict(_EMBEDDINGS)
         moved = layer_qk(model, torch.arange(seq) + offset)
+        far_offset = _query_scale_offset(plan, config)
+        far = None if far_offset is None else layer_qk(model, torch.arange(seq) + far_offset)
     finally:
         for h in hooks:
             h.remove()
     if not base:
         raise _NotCaptured
-    return _compare(plan, config, base, moved, masks, embeddings, seq, offset, tol)
+    problems = _compare(plan, config, base, moved, masks, embeddings, seq, offset, tol)
+    if far is not None and far_offset is not None:
+        # past the query scale's length: the plan's multiplier must account for the change
+        problems += [p for p in _compare(plan, config, base, far, masks, {}, seq, far_offset,
+                                         tol, shift_only=True) if p not in problems]
+    return problems
+
+
+def _query_scale_offset(plan: Any, config: Any) -> int | None:
+    """A shift that carries positions ``0..`` past the query scale's length, or None.
+
+    Taken from the plan's ``llama_4_scaling_beta`` query scales and from the config's rope block,
+    so a plan that drops a query scale the model applies is caught too. Llama 4's own multiplier
+    (its NoPE layers) is not checked: transformers computes it from the token index (the cache
+    length), not from ``position_ids``, so shifting the positions leaves it unchanged.
+    """
+    floors = [int(e.query_scale.floor) for e in plan
+              if getattr(e, "query_scale", None) is not None
+              and e.query_scale.form == "llama_4_scaling_beta"]
+    params = _get(config, "rope_parameters")
+    blocks = [params] if isinstance(params, dict) else []
+    for block in blocks:
+        if block.get("llama_4_scaling_beta") is not None:
+            floors.append(int(block.get("original_max_position_embeddings")
+                              or _get(config, "max_position_embeddings") or 0))
+    floors = [f for f in floors if f > 0]
+    return max(floors) if floors else None
+
+
+# Types whose attention passes scaling = 1.0 whatever the head size (transformers 5.25: Gemma 4's
+# attention sets self.scaling = 1.0, its q and k being RMS-normalised); not a config key.
+_UNIT_SOFTMAX_SCALE = frozenset({"gemma4_text", "gemma4_unified_text", "embedding_gemma2_text"})
+
+
+def _expected_softmax_scale(entry: Any, config: Any, q_dim: int) -> float:
+    """The scale the layer should pass to attention: the config's own scale key (Granite's
+    ``attention_multiplier``, Gemma's ``query_pre_attn_scalar``) or ``1/sqrt(q_dim)``, times
+    the plan's ``softmax_scale_factor``."""
+    multiplier = _get(config, "attention_multiplier")
+    scalar = _get(config, "query_pre_attn_scalar")
+    if _get(config, "model_type") in _UNIT_SOFTMAX_SCALE:
+        base = 1.0
+    elif isinstance(multiplier, (int, float)) and multiplier:
+        base = float(multiplier)
+    elif isinstance(scalar, (int, float)) and scalar:
+        base = float(scalar) ** -0.5
+    else:
+        base = q_dim ** -0.5
+    return base * float(entry.softmax_scale_factor)
 
 
 def _compare(plan: Any, config: Any, base: dict, moved: dict, masks: dict, embeddings: dict,
-             seq: int, offset: int, tol: float) -> list[str]:
+             seq: int, offset: int, tol: float, shift_only: bool = False) -> list[str]:
     problems: list[str] = []
     shift = torch.full((seq,), float(offset))
+    start = torch.arange(seq, dtype=torch.float64)
     for entry in plan:
         layer = entry.layer
         if entry.kind == "no_attention":
@@ -483,15 +540,29 @@ def _compare(plan: Any, config: Any, base: dict, moved: dict, masks: dict, embed
         turn = dataclasses.replace(entry, attention_factor=1.0)
         if entry.convention == "interleaved" and getattr(config, "rope_interleave", False):
             turn = dataclasses.replace(turn, convention="half")  # DeepSeek de-interleaves first
-        (q0, k0, _), (q1, k1, _) = base[layer], moved[layer]
+        (q0, k0, s0), (q1, k1, _) = base[layer], moved[layer]
         if q0.shape[-1] != entry.head_dim:
             problems.append(f"layer {layer}: head size {q0.shape[-1]} vs plan {entry.head_dim}")
             continue
-        err = max(float((q1 - turn.rotate(q0, shift)).abs().max()),
+        want_q = turn.rotate(q0, shift)
+        if entry.query_scale is not None and entry.query_scale.form != "llama4":
+            # Ministral 3's multiplier reads position_ids: it moves with the shift (Llama 4's
+            # reads the token index, which the shift leaves alone)
+            ratio = entry.query_scale(start + offset) / entry.query_scale(start)
+            want_q = want_q * ratio[:, None].to(want_q.dtype)
+        err = max(float((q1 - want_q).abs().max()),
                   float((k1 - turn.rotate(k0, shift)).abs().max()))
         scale = max(float(q0.abs().max()), float(k0.abs().max()), 1.0)
         if err > tol * scale:
             problems.append(f"layer {layer}: shift error {err:.2g}")
+        if shift_only:
+            continue
+        got_scale = float(s0)
+        if got_scale:  # 0: the layer passed no scaling (its kernel's own default)
+            want_scale = _expected_softmax_scale(entry, config, int(q0.shape[-1]))
+            if not math.isclose(got_scale, want_scale, rel_tol=1e-4):
+                problems.append(f"layer {layer}: softmax scale {got_scale:.5g} vs plan "
+                                f"{want_scale:.5g}")
         if entry.kind == "rope":
             message = _check_cos_sin(entry, embeddings.get(layer), seq, tol)
             if message:
@@ -574,7 +645,9 @@ class CensusSummary:
         Text model types of the installed transformers with a rotary module
         (:func:`census_types`).
     covered : int
-        Types whose plan ``tests/test_architectures.py`` holds against a tiny model's layers.
+        ``types − refused − unverified``, computed by subtraction (no model is run here);
+        ``tests/test_architectures.py`` holds each of these types' plans against a tiny
+        model's layers (:func:`check_type`) and fails when one is not covered.
     refused : tuple of str
         Types :func:`~posenc_lib.architectures.position_plan` refuses with an error naming them.
     unverified : tuple of str
@@ -595,7 +668,9 @@ def census_summary(*, plan_all: bool = False) -> CensusSummary:
     quick default checks only the refusals made before the rotary module is read (no layer
     count or head size, a type in ``REFUSED_TYPES``), ``plan_all=True`` plans every type in
     full (slower: it imports every modelling module). Types in :data:`UNVERIFIED_TYPES` are
-    counted apart; the rest are covered, as ``tests/test_architectures.py`` checks type by type.
+    counted apart; ``covered`` is what remains (a subtraction, not a run: the census test in
+    ``tests/test_architectures.py`` runs :func:`check_type` on each type and fails when one of
+    these is not covered).
 
     Parameters
     ----------

@@ -192,7 +192,7 @@ def temperature_figure(max_position: int = 10_000_000) -> go.Figure:
         ("DeepSeek-V3, s = 40: m²", "deepseek", {"factor": 40.0}),
         ("Llama 4 NoPE layers", "llama4", {"scale": 0.1, "floor": 8192}),
         ("llama_4_scaling_beta = 0.1", "llama_4_scaling_beta", {"scale": 0.1, "floor": 16384}),
-        ("Scalable-Softmax, s·ln n", "ssmax", {"ssmax_s": 1 / math.log(4096)}),
+        ("Scalable-Softmax, σ·ln n", "ssmax", {"ssmax_s": 1 / math.log(4096)}),
     )
     fig = go.Figure()
     for k, (label, form, kw) in enumerate(forms):
@@ -201,7 +201,7 @@ def temperature_figure(max_position: int = 10_000_000) -> go.Figure:
                                  line={"color": COLORWAY[k], "shape": "hv"}))
     _style(fig, "Sharper softmax as length grows", height=460)
     fig.update_layout(
-        xaxis={"title": {"text": "query position p + 1 (keys visible)"}, "type": "log",
+        xaxis={"title": {"text": "query position m + 1 (keys visible)"}, "type": "log",
                "exponentformat": "power"},
         yaxis={"title": {"text": "logit multiplier"}, "range": [0, 3.2]},
         legend={"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"},
