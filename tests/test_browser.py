@@ -581,15 +581,69 @@ def test_sliders_are_reachable_and_moved_by_keyboard(browser: object, base_url: 
 
 # What every slider step of the book changes: the figure's traces (its restyle or update).
 DATA_JS = "gd => JSON.stringify(gd.data)"
-# Each slider's keyboard control: its figure (index, id), slider index, steps, active step, label.
-SLIDER_INPUTS_JS = """() => Array.from(document.querySelectorAll('.posenc-slider-input'))
-  .map(el => {
+
+
+@dataclass(frozen=True)
+class _KeyboardControl:
+    """A kind of plotly control (slider or dropdown menu) and its keyboard twin in figures.js."""
+
+    name: str  # "slider" / "menu": the <input>/<select> class is posenc-{name}-input
+    layout_key: str  # where plotly keeps the controls: gd._fullLayout[layout_key]
+    items: str  # a control's steps or buttons: control[items]
+    back: str  # the key that moves one item back (used at the last item)
+    forward: str
+    state_js: str  # what a step must change (the traces; a menu may relayout the axes)
+
+    def inputs_js(self) -> str:
+        """Each keyboard control: its figure (index, id), control index, items, active item."""
+        return f"""() => Array.from(document.querySelectorAll('.posenc-{self.name}-input'))
+  .map(el => {{
   const gd = document.getElementById(el.dataset.figure);
-  const slider = gd._fullLayout.sliders[+el.dataset.slider];
+  const control = gd._fullLayout.{self.layout_key}[+el.dataset.{self.name}];
   const index = Array.from(document.querySelectorAll('.plotly-graph-div')).indexOf(gd);
-  return [index, gd.id, +el.dataset.slider, slider.steps.length, slider.active || 0,
-          slider.currentvalue && slider.currentvalue.prefix || ''];
-})"""
+  return [index, gd.id, +el.dataset.{self.name}, control.{self.items}.length, control.active || 0];
+}})"""
+
+
+SLIDER = _KeyboardControl("slider", "sliders", "steps", "ArrowLeft", "ArrowRight", DATA_JS)
+MENU = _KeyboardControl("menu", "updatemenus", "buttons", "ArrowUp", "ArrowDown",
+                        "gd => JSON.stringify([gd.data, gd.layout.xaxis, gd.layout.yaxis])")
+
+
+def _unmoved_by_the_keyboard(page: object, control: _KeyboardControl) -> list[str]:
+    """Press an arrow key on every keyboard twin of ``control`` on the page; the controls whose
+    figure state did not change (the knob or the active button moved, the picture did not)."""
+    n_controls = page.evaluate(  # type: ignore[attr-defined]
+        "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+        f".reduce((n, gd) => n + (gd._fullLayout.{control.layout_key} || []).length, 0)"
+    )
+    inputs = page.evaluate(control.inputs_js())  # type: ignore[attr-defined]
+    assert len(inputs) == n_controls, (
+        f"{n_controls} {control.name}s but {len(inputs)} keyboard controls")
+    if not inputs:
+        pytest.skip(f"no {control.name} on this page")
+    figures = page.locator(".plotly-graph-div")  # type: ignore[attr-defined]
+    unmoved = []
+    for figure_index, figure_id, index, items, active in inputs:
+        figure = figures.nth(figure_index)
+        figure.scroll_into_view_if_needed()
+        handle = figure.element_handle()
+        page.locator(  # type: ignore[attr-defined]
+            f".posenc-{control.name}-input[data-figure='{figure_id}']"
+            f"[data-{control.name}='{index}']"
+        ).focus()
+        before = page.evaluate(control.state_js, handle)  # type: ignore[attr-defined]
+        at_end = active == items - 1
+        key, expected = (control.back, active - 1) if at_end else (control.forward, active + 1)
+        page.keyboard.press(key)  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            f"gd => gd._fullLayout.{control.layout_key}[{index}].active === {expected}",
+            arg=handle,
+            timeout=10_000,
+        )
+        if page.evaluate(control.state_js, handle) == before:  # type: ignore[attr-defined]
+            unmoved.append(f"figure {figure_index}, {control.name} {index}")
+    return unmoved
 
 
 @pytest.mark.parametrize("page_path", PAGES, ids=IDS)
@@ -601,50 +655,11 @@ def test_every_slider_steps_its_figures_data_from_the_keyboard(
     page, visit = _open(browser, base_url, page_path)
     try:
         _wait_for_figures(page)
-        n_sliders = page.evaluate(  # type: ignore[attr-defined]
-            "Array.from(document.querySelectorAll('.plotly-graph-div'))"
-            ".reduce((n, gd) => n + (gd._fullLayout.sliders || []).length, 0)"
-        )
-        inputs = page.evaluate(SLIDER_INPUTS_JS)  # type: ignore[attr-defined]
-        assert len(inputs) == n_sliders, f"{n_sliders} sliders but {len(inputs)} keyboard controls"
-        if not inputs:
-            pytest.skip("no slider on this page")
-        figures = page.locator(".plotly-graph-div")  # type: ignore[attr-defined]
-        unmoved = []
-        for figure_index, figure_id, slider, steps, active, prefix in inputs:
-            figure = figures.nth(figure_index)
-            figure.scroll_into_view_if_needed()
-            handle = figure.element_handle()
-            page.locator(  # type: ignore[attr-defined]
-                f".posenc-slider-input[data-figure='{figure_id}'][data-slider='{slider}']"
-            ).focus()
-            before = page.evaluate(DATA_JS, handle)  # type: ignore[attr-defined]
-            at_end = active == steps - 1
-            key, expected = ("ArrowLeft", active - 1) if at_end else ("ArrowRight", active + 1)
-            page.keyboard.press(key)  # type: ignore[attr-defined]
-            page.wait_for_function(  # type: ignore[attr-defined]
-                f"gd => gd._fullLayout.sliders[{slider}].active === {expected}",
-                arg=handle,
-                timeout=10_000,
-            )
-            if page.evaluate(DATA_JS, handle) == before:  # type: ignore[attr-defined]
-                unmoved.append(f"figure {figure_index}, slider {slider} ({prefix!r})")
+        unmoved = _unmoved_by_the_keyboard(page, SLIDER)
         assert unmoved == [], f"the arrow key moved the knob but not the data: {unmoved}"
         assert visit.console_errors == [], visit.console_errors
     finally:
         page.context.close()  # type: ignore[attr-defined]
-
-
-# Each dropdown menu's keyboard control: its figure (index, id), menu index, buttons, active button.
-MENU_INPUTS_JS = """() => Array.from(document.querySelectorAll('.posenc-menu-input'))
-  .map(el => {
-  const gd = document.getElementById(el.dataset.figure);
-  const menu = gd._fullLayout.updatemenus[+el.dataset.menu];
-  const index = Array.from(document.querySelectorAll('.plotly-graph-div')).indexOf(gd);
-  return [index, gd.id, +el.dataset.menu, menu.buttons.length, menu.active || 0];
-})"""
-# What a menu button changes: the traces, or the axes.
-MENU_STATE_JS = "gd => JSON.stringify([gd.data, gd.layout.xaxis, gd.layout.yaxis])"
 
 
 @pytest.mark.parametrize("page_path", PAGES, ids=IDS)
@@ -652,39 +667,12 @@ def test_every_menu_changes_its_figures_data_from_the_keyboard(
     browser: object, base_url: str, page_path: Path
 ) -> None:
     """Each dropdown menu has a <select> that Tab reaches; an arrow key on it runs the next (or
-    previous) button's method: gd.data changes and the menu's active button follows."""
+    previous) button's method: the figure changes (a button may restyle the traces or relayout
+    the axes, as chapter 9's views do) and the menu's active button follows."""
     page, visit = _open(browser, base_url, page_path)
     try:
         _wait_for_figures(page)
-        n_menus = page.evaluate(  # type: ignore[attr-defined]
-            "Array.from(document.querySelectorAll('.plotly-graph-div'))"
-            ".reduce((n, gd) => n + (gd._fullLayout.updatemenus || []).length, 0)"
-        )
-        inputs = page.evaluate(MENU_INPUTS_JS)  # type: ignore[attr-defined]
-        assert len(inputs) == n_menus, f"{n_menus} menus but {len(inputs)} keyboard controls"
-        if not inputs:
-            pytest.skip("no menu on this page")
-        figures = page.locator(".plotly-graph-div")  # type: ignore[attr-defined]
-        unmoved = []
-        for figure_index, figure_id, menu, buttons, active in inputs:
-            figure = figures.nth(figure_index)
-            figure.scroll_into_view_if_needed()
-            handle = figure.element_handle()
-            page.locator(  # type: ignore[attr-defined]
-                f".posenc-menu-input[data-figure='{figure_id}'][data-menu='{menu}']"
-            ).focus()
-            # A menu button may restyle the traces or relayout the axes (chapter 9's views).
-            before = page.evaluate(MENU_STATE_JS, handle)  # type: ignore[attr-defined]
-            at_end = active == buttons - 1
-            key, expected = ("ArrowUp", active - 1) if at_end else ("ArrowDown", active + 1)
-            page.keyboard.press(key)  # type: ignore[attr-defined]
-            page.wait_for_function(  # type: ignore[attr-defined]
-                f"gd => gd._fullLayout.updatemenus[{menu}].active === {expected}",
-                arg=handle,
-                timeout=10_000,
-            )
-            if page.evaluate(MENU_STATE_JS, handle) == before:  # type: ignore[attr-defined]
-                unmoved.append(f"figure {figure_index}, menu {menu}")
+        unmoved = _unmoved_by_the_keyboard(page, MENU)
         assert unmoved == [], f"the arrow key changed the menu but not the figure: {unmoved}"
         assert visit.console_errors == [], visit.console_errors
     finally:
