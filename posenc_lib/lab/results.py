@@ -28,6 +28,7 @@ __all__ = [
     "bos_attention",
     "check_current",
     "copy_partner_weight",
+    "current_token_batch_loss",
     "learned_table",
     "load_artifacts",
     "load_nope_model",
@@ -232,6 +233,40 @@ def validation_reference_loss(settings: LabSettings | None = None) -> float:
     assert isinstance(task, tasks.MarkovTask)
     inputs, targets, scored = validation_batch(settings, task, bos=False)
     return float(task.true_loss(inputs, targets)[:, scored].mean())
+
+
+def current_token_batch_loss(settings: LabSettings | None = None,
+                             length: int | None = None) -> tuple[float, float]:
+    """The current-token predictor's loss on the scored positions of one evaluation batch.
+
+    Parameters
+    ----------
+    settings : LabSettings, optional
+        The lab's settings (default ``LabSettings()``).
+    length : int, optional
+        One of ``settings.eval_lengths`` (default the last).
+
+    Returns
+    -------
+    tuple of float
+        The mean loss (nats) and its standard error over the batch's sequences (the standard
+        deviation of the per-sequence means over the square root of their number), for
+        :meth:`posenc_lib.lab.tasks.MarkovTask.current_token_loss`.
+    """
+    from .train import eval_batch, task_for
+
+    settings = LabSettings() if settings is None else settings
+    if length is None:
+        length = settings.eval_lengths[-1]
+    elif isinstance(length, bool) or length not in settings.eval_lengths:
+        raise ValueError(f"length must be one of the evaluation lengths {settings.eval_lengths}, "
+                         f"got {length!r}")
+    task = task_for(settings, "markov")
+    assert isinstance(task, tasks.MarkovTask)
+    inputs, targets, scored = eval_batch(settings, task, length, bos=False)
+    per_sequence = task.current_token_loss(inputs, targets)[:, scored].mean(1)  # (batch,)
+    return (float(per_sequence.mean()),
+            float(per_sequence.std() / math.sqrt(per_sequence.numel())))
 
 
 def reference_loss_spread(settings: LabSettings | None = None, batches: int = 200,
