@@ -664,3 +664,119 @@ def test_model_config_refuses_weights_beyond_the_size_limit(
     # Refused when the config is made, long before TinyDecoder would try to allocate it.
     with pytest.raises(ValueError, match=named):
         ModelConfig(**{"vocab": 8, **sizes})
+
+
+# --- the sink-plus-window mask, the batches' own chain losses ------------------------------------
+
+
+def test_model_mask_replaces_the_causal_mask_and_refuses_future_keys() -> None:
+    from posenc_lib.serving import streaming_cache_mask
+
+    model = tiny_model("none")
+    tokens = torch.randint(0, 11, (2, 12), generator=torch.Generator().manual_seed(0))
+    plain = model(tokens)
+    same = model(tokens, mask=causal_mask(12))
+    assert torch.equal(plain.logits, same.logits)
+    windowed = model(tokens, mask=streaming_cache_mask(12, 4, n_sinks=1))
+    # the first 5 queries see all their keys (sink + 4 recent), the rest lose the middle keys
+    torch.testing.assert_close(windowed.logits[:, :5], plain.logits[:, :5], rtol=0, atol=1e-6)
+    assert not torch.allclose(windowed.logits[:, 5:], plain.logits[:, 5:])
+    weights = windowed.attention[0].detach()  # (batch, heads, 12, 12)
+    assert float(weights[:, :, 8, 1:5].abs().max()) == 0.0  # query 8 sees keys 0 and 5 … 8 only
+    future = torch.ones(12, 12, dtype=torch.bool)
+    no_self = causal_mask(12) & ~torch.eye(12, dtype=torch.bool)
+    for bad in (future, no_self, causal_mask(11), causal_mask(12).float()):
+        with pytest.raises(ValueError, match="mask"):
+            model(tokens, mask=bad)
+
+
+def test_sink_window_on_the_committed_nope_models() -> None:
+    # The chapter's intervention: each query sees the first token and its last L keys. Inside the
+    # range nothing changes; beyond it the BOS model gets much worse, the no-BOS model a little.
+    settings = LabSettings()
+    artifacts = load_artifacts()
+    chain = task_for(settings, "markov")
+    L = settings.train_length
+    got = {}
+    for variant in ("bos", "no_bos"):
+        model = load_nope_model(artifacts, settings, variant)
+        for n in (L, 2 * L):
+            for window in (None, L):
+                got[variant, n, window] = evaluate_full(model, settings, chain, n,
+                                                        bos=variant == "bos",
+                                                        window=window)["metric"]
+    assert got["bos", L, L] == got["bos", L, None] and got["no_bos", L, L] == got["no_bos", L, None]
+    assert got["bos", 2 * L, None] == pytest.approx(2.272, abs=2e-3)
+    assert got["bos", 2 * L, L] == pytest.approx(3.027, abs=2e-3)
+    assert got["no_bos", 2 * L, None] == pytest.approx(2.570, abs=2e-3)
+    assert got["no_bos", 2 * L, L] == pytest.approx(2.645, abs=2e-3)
+    # a window as long as the sequence is the causal mask
+    model = load_nope_model(artifacts, settings, "bos")
+    assert evaluate_full(model, settings, chain, 2 * L, window=2 * L + 1)["metric"] == got[
+        "bos", 2 * L, None]
+    with pytest.raises(ValueError, match="window"):
+        evaluate_full(model, settings, chain, 2 * L, window=0)
+    rope = build_model(TINY, "markov", "rope", 0)
+    with pytest.raises(ValueError, match="window"):
+        evaluate_full(rope, TINY, task_for(TINY, "markov"), 16, "pi", window=4)
+
+
+def test_the_batches_own_chain_losses() -> None:
+    from posenc_lib.lab.results import (
+        current_token_batch_loss,
+        reference_loss,
+        reference_loss_spread,
+        validation_reference_loss,
+    )
+
+    settings = LabSettings()
+    refs = markov_references(settings)
+    assert validation_reference_loss(settings) == pytest.approx(1.8846, abs=1e-4)
+    assert reference_loss(settings)[settings.train_length] == pytest.approx(1.8743, abs=1e-4)
+    spread = reference_loss_spread(settings, batches=200, seed=0)
+    assert spread.shape == (200,)
+    assert float(spread.std(ddof=1)) == pytest.approx(0.0222, abs=1e-3)
+    # the batches are fresh samples of the stationary chain: their mean is the entropy rate
+    assert abs(spread.mean() - refs["floor"]) < 3 * spread.std(ddof=1) / math.sqrt(200)
+    mean, se = current_token_batch_loss(settings, 8 * settings.train_length)
+    assert (mean, se) == (pytest.approx(2.6687, abs=1e-4), pytest.approx(0.0045, abs=1e-4))
+    with pytest.raises(ValueError, match="length"):
+        current_token_batch_loss(settings, 100)
+    with pytest.raises(ValueError, match="batches"):
+        reference_loss_spread(settings, batches=1)
+    with pytest.raises(ValueError, match="batches"):
+        reference_loss_spread(settings, batches=20_000)
+
+
+@given(st.integers(min_value=0, max_value=2**31 - 1))
+def test_current_token_loss_averages_to_its_reference(seed: int) -> None:
+    # Law: over a long stationary sample, the current-token predictor's mean loss is
+    # H(x_t | x_{t-1}) and never below the chain's own loss on the same tokens.
+    task = MarkovTask(vocab=5, concentration=0.5, seed=3, train_length=8)
+    inputs, targets, _ = task.batch(torch.Generator().manual_seed(seed), 64, 200)
+    current = task.current_token_loss(inputs, targets)[:, 50:]
+    own = task.true_loss(inputs, targets)[:, 50:]
+    assert current.shape == own.shape
+    assert float(current.mean()) >= float(own.mean()) - 0.02
+    assert float(current.mean()) == pytest.approx(task.references()["current_token"], abs=0.05)
+
+
+def test_budget_curves_plot_the_excess_and_the_evaluation_batch() -> None:
+    from posenc_lib.viz.lab import budget_curves
+
+    curves = {"a": [[0, 3.0, 2.5], [10, 2.0, 2.1]], "b (3×)": [[0, 3.0, 2.6], [30, 2.0, 2.0]]}
+    fig = budget_curves(curves, gate=0.1, offset=1.9, final={"a": 0.15},
+                        references={"zero": 0.0}, ylabel="excess")
+    lines = {t.name: t for t in fig.data}
+    assert list(lines["a"].y) == pytest.approx([0.6, 0.2])
+    assert list(lines["b (3×)"].y) == pytest.approx([0.7, 0.1])
+    marker = lines["a: evaluation batch"]
+    assert list(marker.x) == [10] and list(marker.y) == pytest.approx([0.15])
+    assert list(lines["fit gate"].y) == [0.1, 0.1] and list(lines["fit gate"].x) == [0, 30]
+    assert fig.layout.yaxis.title.text == "excess"
+    with pytest.raises(ValueError, match="final"):
+        budget_curves(curves, gate=0.1, final={"c": 0.1})
+    with pytest.raises(ValueError, match="offset"):
+        budget_curves(curves, gate=0.1, offset=float("nan"))
+    with pytest.raises(ValueError, match="curves"):
+        budget_curves({}, gate=0.1)

@@ -169,6 +169,7 @@ class CausalSelfAttention(nn.Module):
         bias: torch.Tensor | None,
         logit_scale: float,
         query_scale: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         batch, seq, d_model = x.shape  # x: (batch, seq, d_model)
         heads, head_dim = self.config.n_heads, self.config.head_dim
@@ -183,7 +184,7 @@ class CausalSelfAttention(nn.Module):
             q = q * query_scale.to(q.dtype)[:, None]  # (batch, heads, seq, head_dim)
         y, weights = attention(
             q, k, v,
-            mask=causal_mask(seq),  # (seq, seq)
+            mask=causal_mask(seq) if mask is None else mask,  # (seq, seq)
             bias=bias,  # (heads, seq, seq) for ALiBi and T5, else None
             scale=logit_scale / math.sqrt(head_dim),
         )  # y: (batch, heads, seq, head_dim); weights: (batch, heads, seq, seq)
@@ -212,9 +213,10 @@ class Block(nn.Module):
         bias: torch.Tensor | None,
         logit_scale: float,
         query_scale: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         a, weights = self.attn(self.norm1(x), inv_freq, bias, logit_scale,
-                               query_scale)  # (batch, seq, d_model)
+                               query_scale, mask)  # (batch, seq, d_model)
         x = x + a  # (batch, seq, d_model)
         x = x + self.mlp(self.norm2(x))  # (batch, seq, d_model)
         return x, weights
@@ -272,6 +274,7 @@ class TinyDecoder(nn.Module):
         inv_freq: torch.Tensor | None = None,
         logit_scale: float = 1.0,
         query_scale: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
     ) -> DecoderOutput:
         """Run the model on ``tokens`` of shape ``(batch, seq)``.
 
@@ -288,6 +291,11 @@ class TinyDecoder(nn.Module):
             ``(seq,)`` positive factors, one per query position, multiplying that query (so
             every logit of its row) in every layer and head, on top of ``logit_scale``: a
             per-query temperature, as Llama 4 applies to its NoPE layers.
+        mask : torch.Tensor, optional
+            ``(seq, seq)`` bool, ``True`` where query ``m`` (row) may see key ``n``, replacing the
+            causal mask in every layer; it may only hide keys the causal mask shows (no future
+            key), and every query must keep its own key, e.g.
+            :func:`posenc_lib.serving.streaming_cache_mask` (a sink plus a recent window).
 
         Returns
         -------
@@ -308,6 +316,12 @@ class TinyDecoder(nn.Module):
         ):
             raise ValueError(f"query_scale must be a finite float tensor > 0 of shape (seq,) = "
                              f"({seq},), one factor per query position")
+        if mask is not None and not (
+            isinstance(mask, torch.Tensor) and mask.dtype == torch.bool and mask.shape == (seq, seq)
+            and not bool((mask & ~causal_mask(seq)).any()) and bool(mask.diagonal().all())
+        ):
+            raise ValueError(f"mask must be a bool tensor of shape (seq, seq) = ({seq}, {seq}) "
+                             f"within the causal mask, with every query seeing its own key")
         if inv_freq is not None and scheme not in ROTARY_SCHEMES:
             raise ValueError(f"inv_freq only applies to RoPE models, this one is {scheme!r}")
         if scheme == "learned" and seq > self.config.max_len:
@@ -333,7 +347,7 @@ class TinyDecoder(nn.Module):
         for index, block in enumerate(self.blocks):
             layer_freq = None if index in unrotated else inv_freq
             x, w = block(x, layer_freq, bias, logit_scale,
-                         query_scale)  # (batch, seq, d_model), (b, h, s, s)
+                         query_scale, mask)  # (batch, seq, d_model), (b, h, s, s)
             hidden.append(x)
             weights.append(w)
         logits = self.head(self.norm(x))  # (batch, seq, vocab)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .._validation import check_choice, check_int, check_positive_int, check_real
+from .._validation import check_choice, check_int, check_positive_int, check_real, check_seed
 from . import tasks
 from .model import TinyDecoder
 from .run import ARTIFACTS_NAME, RESULTS_NAME, jobs
@@ -28,6 +28,7 @@ __all__ = [
     "bos_attention",
     "check_current",
     "copy_partner_weight",
+    "current_token_batch_loss",
     "learned_table",
     "load_artifacts",
     "load_nope_model",
@@ -36,8 +37,10 @@ __all__ = [
     "markov_references",
     "per_position",
     "reference_loss",
+    "reference_loss_spread",
     "runs",
     "summarise",
+    "validation_reference_loss",
 ]
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -216,6 +219,93 @@ def reference_loss(settings: LabSettings | None = None) -> dict[int, float]:
     for length in settings.eval_lengths:
         inputs, targets, scored = eval_batch(settings, task, length, bos=False)
         out[length] = float(task.true_loss(inputs, targets)[:, scored].mean())
+    return out
+
+
+def validation_reference_loss(settings: LabSettings | None = None) -> float:
+    """The Markov chain's own cross-entropy (nats) on the scored positions of the fixed
+    validation batch (:func:`posenc_lib.lab.train.validation_batch`), the batch the learning
+    curves are measured on; :func:`reference_loss` gives the same for the evaluation batches."""
+    from .train import task_for, validation_batch
+
+    settings = LabSettings() if settings is None else settings
+    task = task_for(settings, "markov")
+    assert isinstance(task, tasks.MarkovTask)
+    inputs, targets, scored = validation_batch(settings, task, bos=False)
+    return float(task.true_loss(inputs, targets)[:, scored].mean())
+
+
+def current_token_batch_loss(settings: LabSettings | None = None,
+                             length: int | None = None) -> tuple[float, float]:
+    """The current-token predictor's loss on the scored positions of one evaluation batch.
+
+    Parameters
+    ----------
+    settings : LabSettings, optional
+        The lab's settings (default ``LabSettings()``).
+    length : int, optional
+        One of ``settings.eval_lengths`` (default the last).
+
+    Returns
+    -------
+    tuple of float
+        The mean loss (nats) and its standard error over the batch's sequences (the standard
+        deviation of the per-sequence means over the square root of their number), for
+        :meth:`posenc_lib.lab.tasks.MarkovTask.current_token_loss`.
+    """
+    from .train import eval_batch, task_for
+
+    settings = LabSettings() if settings is None else settings
+    if length is None:
+        length = settings.eval_lengths[-1]
+    elif isinstance(length, bool) or length not in settings.eval_lengths:
+        raise ValueError(f"length must be one of the evaluation lengths {settings.eval_lengths}, "
+                         f"got {length!r}")
+    task = task_for(settings, "markov")
+    assert isinstance(task, tasks.MarkovTask)
+    inputs, targets, scored = eval_batch(settings, task, length, bos=False)
+    per_sequence = task.current_token_loss(inputs, targets)[:, scored].mean(1)  # (batch,)
+    return (float(per_sequence.mean()),
+            float(per_sequence.std() / math.sqrt(per_sequence.numel())))
+
+
+def reference_loss_spread(settings: LabSettings | None = None, batches: int = 200,
+                          seed: int = 0) -> np.ndarray:
+    """The chain's own in-range cross-entropy on ``batches`` fresh batches (nats, one per batch).
+
+    Each batch holds ``settings.eval_batch`` sequences of the training length, scored as the
+    fit gate scores the evaluation batch; the spread of these values is how much the choice of
+    one such batch moves the gate's metric. Batches are drawn from a generator seeded ``seed``.
+
+    Parameters
+    ----------
+    settings : LabSettings, optional
+        The lab's settings (default ``LabSettings()``).
+    batches : int
+        Number of fresh batches, 2 … 10 000.
+    seed : int
+        Seed of the generator (>= 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(batches,)`` float64.
+    """
+    from .train import task_for
+
+    settings = LabSettings() if settings is None else settings
+    batches = check_int(batches, "batches", minimum=2)
+    if batches > 10_000:
+        raise ValueError(f"batches must be an integer in 2 … 10 000, got {batches}")
+    seed = check_seed(seed)
+    task = task_for(settings, "markov")
+    assert isinstance(task, tasks.MarkovTask)
+    generator = torch.Generator().manual_seed(seed)
+    out = np.empty(batches)
+    for k in range(batches):
+        inputs, targets, scored = task.batch(generator, settings.eval_batch,
+                                             settings.train_length)
+        out[k] = float(task.true_loss(inputs, targets)[:, scored].mean())
     return out
 
 

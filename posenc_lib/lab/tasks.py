@@ -177,6 +177,14 @@ class MarkovTask:
         return {"floor": float(floor), "current_token": float(current),
                 "uniform": math.log(self.vocab)}
 
+    def current_token_loss(self, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """The loss of the best current-token-only predictor at each position,
+        ``(batch, length)`` float64: ``−ln P(x_{t+1} | x_t)`` under the stationary chain (the
+        predictor behind ``references()["current_token"]``). Inputs without a BOS token."""
+        joint_bc = torch.einsum("ab,abc->bc", self.stationary_pairs(), self.transitions)
+        cond = joint_bc / joint_bc.sum(-1, keepdim=True)  # P(c | b), (vocab, vocab)
+        return -cond[inputs, targets].log()
+
     def true_loss(self, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """The chain's own cross-entropy at each position, ``(batch, length)``; position 0
         (whose two predecessors are not both known) is NaN. Inputs without a BOS token."""

@@ -27,6 +27,7 @@ from ..scaling import (
     yarn_inv_freq,
     yarn_paper_inv_freq,
 )
+from ..serving import streaming_cache_mask
 from .model import ALL_SCHEMES, ROTARY_SCHEMES, SCHEMES, ModelConfig, TinyDecoder
 from .probe import position_probe
 from .tasks import TASKS, CopyTask, MarkovTask, make_task, with_bos
@@ -310,6 +311,7 @@ def evaluate_full(
     logit_scale: float = 1.0,
     random_first: bool = False,
     query_scale: torch.Tensor | None = None,
+    window: int | None = None,
 ) -> dict:
     """Score ``model`` on the fixed evaluation batch of ``length`` task tokens.
 
@@ -335,6 +337,12 @@ def evaluate_full(
     ``query_scale`` (any scheme) is a per-query temperature instead: ``(positions,)`` factors
     (a first token included), the one at index ``m`` multiplying the logits of the query at
     ``m`` (:meth:`posenc_lib.lab.model.TinyDecoder.forward`).
+
+    ``window`` (any scheme, ``>= 1``; ``"plain"`` method only) replaces the causal mask by
+    StreamingLLM's cache (:func:`posenc_lib.serving.streaming_cache_mask` with one sink): each
+    query sees the sequence's first token and its ``window`` most recent keys, its own included.
+    With ``window = train_length`` no query sees more keys than the last one in training did
+    (with a BOS token), and queries inside the training range are unchanged.
     """
     length = check_positive_int(length, "length")
     method = check_choice(method, "method", ROPE_METHODS)
@@ -353,12 +361,18 @@ def evaluate_full(
         raise ValueError(f"query_scale must be a tensor of shape ({positions},), one factor per "
                          f"position of the evaluation sequence")
     train_positions = settings.train_length + int(bos)
+    if window is not None:
+        window = check_positive_int(window, "window")
+        if method != "plain":
+            raise ValueError(f"window applies only with method 'plain', got {method!r}")
     if method != "dynamic_ntk":
         kwargs: dict = {"logit_scale": float(logit_scale)}
         if rope:
             inv_freq, method_scale = rope_method_inv_freq(model, method, positions,
                                                           train_positions)
             kwargs = {"inv_freq": inv_freq, "logit_scale": method_scale * float(logit_scale)}
+        if window is not None:
+            kwargs["mask"] = streaming_cache_mask(positions, window, n_sinks=1)
         losses, correct = _loss(model, inputs, targets, query_scale=query_scale, **kwargs)
     else:
         losses = torch.empty(inputs.shape)
@@ -396,15 +410,21 @@ def evaluate(
     return evaluate_full(model, settings, task, length, method, bos)["metric"]
 
 
+def validation_batch(settings: LabSettings, task: CopyTask | MarkovTask, bos: bool = True,
+                     random_first: bool = False):
+    """The fixed validation batch of the learning curves: ``val_batch`` sequences at the
+    training length (never the evaluation batch), with a first token as in :func:`eval_batch`."""
+    generator = torch.Generator().manual_seed(settings.eval_seed - 1)
+    batch = task.batch(generator, settings.val_batch, settings.train_length)
+    return prepend_first(batch, task, bos, random_first, seed=settings.eval_seed - 2)
+
+
 @torch.no_grad()
 def _validate(model: TinyDecoder, settings: LabSettings, task: CopyTask | MarkovTask,
               bos: bool, random_first: bool = False) -> float:
     """The in-range metric on a fixed validation batch (never the evaluation batch)."""
     model.eval()
-    generator = torch.Generator().manual_seed(settings.eval_seed - 1)
-    batch = task.batch(generator, settings.val_batch, settings.train_length)
-    inputs, targets, scored = prepend_first(batch, task, bos, random_first,
-                                            seed=settings.eval_seed - 2)
+    inputs, targets, scored = validation_batch(settings, task, bos, random_first)
     losses, correct = _loss(model, inputs, targets)
     model.train()
     return _metric(task, losses[:, scored], correct[:, scored])

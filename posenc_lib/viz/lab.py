@@ -19,6 +19,8 @@ the lab does not own.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -251,7 +253,9 @@ def learning_curves(results: dict, task: str, *, variant: str = "bos") -> go.Fig
 
 
 def budget_curves(curves: dict[str, list[list[float]]], *, gate: float,
-                  references: dict[str, float] | None = None) -> go.Figure:
+                  references: dict[str, float] | None = None, offset: float = 0.0,
+                  final: dict[str, float] | None = None,
+                  ylabel: str = "in-range loss (nats)") -> go.Figure:
     """In-range validation loss against training step, one line per run, with the fit gate.
 
     Parameters
@@ -260,21 +264,42 @@ def budget_curves(curves: dict[str, list[list[float]]], *, gate: float,
         ``{label: curve}``, each curve the rows ``[step, training loss, validation metric]`` of a
         run record (``record["curve"]``); a label containing "3×" is drawn dashed.
     gate : float
-        The fit gate's loss (floor + margin), drawn as a horizontal line.
+        The fit gate, in the plotted units (after ``offset``), drawn as a horizontal line.
     references : dict, optional
-        Extra horizontal lines ``{name: loss}`` (e.g. the chain's floor).
+        Extra horizontal lines ``{name: value}`` in the plotted units (e.g. the chain's floor).
+    offset : float
+        Subtracted from every validation value before plotting (e.g. the chain's own loss on the
+        validation batch, so that the curves show the excess over it); default 0.
+    final : dict, optional
+        ``{label: value}`` in the plotted units, drawn as one open marker at the curve's last step
+        (e.g. the excess on the evaluation batch, where the gate is applied).
+    ylabel : str
+        Title of the y-axis.
     """
     if not isinstance(curves, dict) or not curves:
         raise ValueError("curves must be a non-empty dict {label: curve rows}")
+    for name, value in (("gate", gate), ("offset", offset)):
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or not math.isfinite(value)):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if final is not None and not set(final) <= set(curves):
+        raise ValueError(f"final must be keyed by labels of curves, got {sorted(final)}")
     fig = go.Figure()
     last = max(row[0] for curve in curves.values() for row in curve)
     for k, (label, curve) in enumerate(curves.items()):
+        color = COLORWAY[k % len(COLORWAY)]
         fig.add_trace(go.Scatter(
-            x=[row[0] for row in curve], y=[round(row[2], 4) for row in curve],
+            x=[row[0] for row in curve], y=[round(row[2] - offset, 4) for row in curve],
             mode="lines+markers", name=label,
-            line={"color": COLORWAY[k % len(COLORWAY)], "width": 2,
-                  "dash": "dash" if "3×" in label else "solid"},
+            line={"color": color, "width": 2, "dash": "dash" if "3×" in label else "solid"},
             hovertemplate=f"{label}<br>step %{{x}}: %{{y:.3f}}<extra></extra>"))
+        if final is not None and label in final:
+            fig.add_trace(go.Scatter(
+                x=[curve[-1][0]], y=[round(final[label], 4)], mode="markers",
+                name=f"{label}: evaluation batch", showlegend=False,
+                marker={"color": color, "size": 11, "symbol": "diamond-open",
+                        "line": {"width": 2}},
+                hovertemplate=f"{label}, evaluation batch: %{{y:.3f}}<extra></extra>"))
     lines = {"fit gate": gate, **(references or {})}
     for r_index, (name, value) in enumerate(lines.items()):
         fig.add_trace(go.Scatter(
@@ -282,7 +307,7 @@ def budget_curves(curves: dict[str, list[list[float]]], *, gate: float,
             line={"color": MUTED, "dash": ("solid", "dot", "dash")[r_index % 3], "width": 1.5},
             hovertemplate=f"{REFERENCE_LABELS.get(name, name)}: {value:.3f}<extra></extra>"))
     fig.update_xaxes(title={"text": "training step"})
-    fig.update_yaxes(title={"text": "in-range loss (nats)"})
+    fig.update_yaxes(title={"text": ylabel})
     return _style(fig, "NoPE on the Markov chain: in-range loss while training", height=440)
 
 
