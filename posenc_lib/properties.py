@@ -471,12 +471,15 @@ def offset_readout_accuracy(
     """
     max_offset = check_int(max_offset, "max_offset", minimum=1, what="an integer >= 1")
     fit = _table(fit_table, "fit_table", min_rows=max_offset + 1, min_cols=1)
-    test = fit if test_table is None else _table(
-        test_table, "test_table", min_rows=max_offset + 1, min_cols=1
+    test = (
+        fit
+        if test_table is None
+        else _table(test_table, "test_table", min_rows=max_offset + 1, min_cols=1)
     )
     if test.shape[1] != fit.shape[1]:
         raise ValueError(
-            f"test_table must have the width of fit_table, dim = {fit.shape[1]}, got {test.shape[1]}"
+            f"test_table must have the width of fit_table, dim = {fit.shape[1]}, "
+            f"got {test.shape[1]}"
         )
     n_fit, n_test = fit.shape[0], test.shape[0] - max_offset
     # maps[r − 1] is Φ(r)ᵀ: fit[:n − r] @ maps[r − 1] ≈ fit[r:]
