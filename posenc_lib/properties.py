@@ -57,6 +57,7 @@ __all__ = [
     "offset_distances",
     "offset_head_accuracy",
     "offset_head_logits",
+    "offset_readout_accuracy",
     "position_term_along_offset",
     "same_offset_gaps",
     "scorecard",
@@ -427,6 +428,72 @@ def scorecard(
         "closest_pair_relative": measured["closest_pair_relative"] >= c["closest_pair_relative"],
     }
     return scores
+
+
+def offset_readout_accuracy(
+    fit_table: torch.Tensor, test_table: torch.Tensor | None = None, *, max_offset: int = 20
+) -> float:
+    """Share of pairs ``(PE(m), PE(m + r))`` whose offset ``r`` a linear readout recovers.
+
+    For each offset ``r = 1 … max_offset`` the least-squares map ``Φ(r)`` with
+    ``Φ(r)·PE(m) ≈ PE(m + r)`` is fitted on every pair of ``fit_table`` (wish 7 of chapter 2).
+    A pair of ``test_table`` is then read as the offset ``r'`` whose map carries ``PE(m)``
+    closest to ``PE(m + r)``, ``argmin_r' ‖PE(m + r) − Φ(r')·PE(m)‖``. Every position ``m`` of
+    ``test_table`` with ``m + max_offset`` inside it is read at every offset. A table with an exact
+    linear shift (sine–cosine pairs) reads every offset, at positions it was fitted on and beyond
+    (wishes 3 and 9); a table without one (sines only) misreads many. Guessing one offset for
+    every pair scores ``1 / max_offset``. Fit on rows over which every feature turns well (chapter
+    2 uses base 100 and 200 rows): a pair that barely turns leaves the fit ill-conditioned, and a
+    share that depends on it can move with rounding.
+
+    Parameters
+    ----------
+    fit_table : torch.Tensor
+        ``(seq, dim)`` floating, the rows the maps are fitted on; ``seq > max_offset``.
+    test_table : torch.Tensor, optional
+        ``(seq', dim)`` floating, the pairs that are read, with ``seq' > max_offset``; default
+        ``fit_table`` (in-sample). Pass rows at later positions to test extrapolation.
+    max_offset : int
+        Largest offset ``R`` (>= 1); the readout chooses among ``1 … R``.
+
+    Returns
+    -------
+    float
+        A share in ``[0, 1]``, computed in float64.
+
+    Raises
+    ------
+    TypeError
+        If a table is not a floating tensor or ``max_offset`` is not an integer.
+    ValueError
+        If a table is not 2-D, the tables' widths differ, or a table has ``max_offset`` rows or
+        fewer.
+    """
+    max_offset = check_int(max_offset, "max_offset", minimum=1, what="an integer >= 1")
+    fit = _table(fit_table, "fit_table", min_rows=max_offset + 1, min_cols=1)
+    test = (
+        fit
+        if test_table is None
+        else _table(test_table, "test_table", min_rows=max_offset + 1, min_cols=1)
+    )
+    if test.shape[1] != fit.shape[1]:
+        raise ValueError(
+            f"test_table must have the width of fit_table, dim = {fit.shape[1]}, "
+            f"got {test.shape[1]}"
+        )
+    n_fit, n_test = fit.shape[0], test.shape[0] - max_offset
+    # maps[r − 1] is Φ(r)ᵀ: fit[:n − r] @ maps[r − 1] ≈ fit[r:]
+    maps = torch.stack(
+        [torch.linalg.lstsq(fit[: n_fit - r], fit[r:]).solution for r in range(1, max_offset + 1)]
+    )  # (R, dim, dim)
+    start = test[:n_test]  # (M, dim): PE(m)
+    carried = torch.einsum("md,rde->mre", start, maps)  # (M, R, dim): Φ(r')·PE(m)
+    correct = 0
+    for r in range(1, max_offset + 1):
+        target = test[r : r + n_test]  # (M, dim): PE(m + r)
+        read = (carried - target[:, None, :]).norm(dim=-1).argmin(dim=-1) + 1  # (M,)
+        correct += int((read == r).sum())
+    return correct / (n_test * max_offset)
 
 
 # ------------------------------------------------------------------ div_term, two ways

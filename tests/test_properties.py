@@ -32,6 +32,7 @@ from posenc_lib.properties import (
     offset_distances,
     offset_head_accuracy,
     offset_head_logits,
+    offset_readout_accuracy,
     position_term_along_offset,
     same_offset_gaps,
     scorecard,
@@ -289,6 +290,50 @@ def test_scorecard_singles_out_the_sinusoid() -> None:
         scorecard(sinusoidal_table, seq_len=10, offset=10)
     with pytest.raises(ValueError, match="long_len"):
         scorecard(sinusoidal_table, seq_len=10, long_len=5)
+
+
+def test_offset_readout_reads_sin_cos_pairs_everywhere_and_sines_only_badly() -> None:
+    # Base 100, as chapter 2's shift fits: every pair turns enough over 200 rows for a
+    # well-conditioned fit (at base 10 000 the sines-only share moves in its third digit with
+    # rounding).
+    sin_cos = sinusoidal_table(4200, 16, 100.0, dtype=F64)
+    sines = sines_only_encoding(4200, 16, 100.0, dtype=F64)
+    # Sine–cosine pairs: every offset 1 … 20, on the fitted rows and 3800 positions past them.
+    assert offset_readout_accuracy(sin_cos[:200], max_offset=20) == 1.0
+    assert offset_readout_accuracy(sin_cos[:200], sin_cos[4000:], max_offset=20) == 1.0
+    # Sines only: the best linear maps misread many pairs (2101 of 180 · 20 = 3600 read right),
+    # and far away they read one offset for all.
+    assert offset_readout_accuracy(sines[:200], max_offset=20) == 2101 / 3600
+    assert offset_readout_accuracy(sines[:200], sines[4000:], max_offset=20) == 1 / 20
+    # One offset to choose from is always read.
+    assert offset_readout_accuracy(sines[:50], max_offset=1) == 1.0
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    dim=st.sampled_from([4, 8, 16]),
+    base=st.floats(min_value=10.0, max_value=1e4),
+    max_offset=st.integers(min_value=1, max_value=10),
+)
+def test_offset_readout_of_any_sinusoid_is_exact(dim: int, base: float, max_offset: int) -> None:
+    table = sinusoidal_table(120, dim, base, dtype=F64)
+    assert offset_readout_accuracy(table, max_offset=max_offset) == 1.0
+
+
+def test_offset_readout_validates() -> None:
+    table = sinusoidal_table(30, 8, dtype=F64)
+    with pytest.raises(ValueError, match="max_offset"):
+        offset_readout_accuracy(table, max_offset=0)
+    with pytest.raises(TypeError, match="max_offset"):
+        offset_readout_accuracy(table, max_offset=2.5)
+    with pytest.raises(ValueError, match="fit_table must have at least 31 rows"):
+        offset_readout_accuracy(table, max_offset=30)
+    with pytest.raises(ValueError, match="width of fit_table"):
+        offset_readout_accuracy(table, sinusoidal_table(30, 4, dtype=F64), max_offset=3)
+    with pytest.raises(ValueError, match="test_table must have at least"):
+        offset_readout_accuracy(table, table[:3], max_offset=3)
+    with pytest.raises(TypeError, match="fit_table"):
+        offset_readout_accuracy(torch.ones(30, 8, dtype=torch.long), max_offset=3)
 
 
 def test_float32_angle_errors_come_from_the_product_not_the_positions() -> None:
