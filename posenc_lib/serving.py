@@ -300,11 +300,14 @@ def rerotate_keys(
     - GPT-J in transformers, llama.cpp's ``LLAMA_ROPE_TYPE_NORM`` models: ``"interleaved"``;
     - Meta's Llama ``model.py`` (complex pairs): ``"complex"``, the same numbers as
       ``"interleaved"``;
-    - DeepSeek-V2/V3 (MLA) in transformers 5.25: ``"half"``, although ``rope_interleave=True``:
+    - DeepSeek-V3 (MLA) in transformers 5.25: ``"half"``, although ``rope_interleave=True``:
       its ``apply_rotary_pos_emb_interleave`` reads the pairs ``(2i, 2i+1)`` and writes the
-      rotated key de-interleaved, ``[x_even | x_odd]``; the cache holds the latent in
-      ``layer.keys`` and this rotary key alone in ``layer.values``. DeepSeek's own ``model.py``
-      caches ``k_pe`` in the interleaved (complex) layout;
+      rotated key de-interleaved, ``[x_even | x_odd]``;
+    - DeepSeek-V2 (MLA) in transformers 5.25: ``"interleaved"`` (or ``"complex"``): its
+      ``apply_rotary_emb`` rotates complex pairs ``(2i, 2i+1)`` through ``view_as_complex`` and
+      keeps them in place. Both DeepSeek classes hold the latent in ``layer.keys`` and the
+      rotary key alone in ``layer.values``; DeepSeek's own ``model.py`` caches ``k_pe`` in the
+      interleaved (complex) layout;
     - partial rotary (GPT-NeoX, Phi-2, Qwen3.5): the first ``rotary_dim`` features, in that model's
       pairing; pass ``rotary_dim``.
 
@@ -442,7 +445,8 @@ def shift_cache(
     keep : torch.Tensor, optional
         1-D integer indices of the cached tokens to keep, in order.
     convention : str
-        The cache's pair layout (``"half"`` for every transformers model, DeepSeek included).
+        The cache's pair layout (see :func:`rerotate_keys`: ``"half"`` for most transformers
+        models, DeepSeek-V3 included; ``"interleaved"`` for GPT-J and DeepSeek-V2).
 
     Returns
     -------
