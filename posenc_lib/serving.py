@@ -542,6 +542,7 @@ AUDIT_CODES = (
     "ids-disagree-with-mask",
     "packed-with-2d-mask",
     "packed-with-cache",
+    "packed-batch-flash",
     "dynamic-ntk-with-cache",
     "longrope-switch-with-cache",
 )
@@ -605,6 +606,10 @@ def audit_positions(
       document boundaries and documents attend to each other;
     - ``packed-with-cache``: packing with a cache (``use_cache`` on, the config default): the same
       inference is skipped on the mask-based backends (eager, SDPA);
+    - ``packed-batch-flash``: packed rows in a batch of more than one row under FlashAttention
+      with no padding mask: transformers' ``_is_packed_sequence`` reads ids as packed only for a
+      batch of one row, so the rows are not split into their documents (eager and SDPA, with no
+      mask and no cache, do split them);
     - ``dynamic-ntk-with-cache``: dynamic NTK past its training length with a cache: keys cached
       with the old frequencies are never re-rotated;
     - ``longrope-switch-with-cache``: a step that crosses LongRoPE's original length with keys
@@ -620,9 +625,10 @@ def audit_positions(
 
     A 4-D ``attention_mask`` is taken to be an explicit (block) mask and silences the packing
     codes. Under FlashAttention (``attn_implementation="flash_attention_2"`` or ``"_3"``)
-    transformers infers the documents from restarting ids whenever the 2-D mask it is given has no
-    padding (an all-ones mask becomes ``None``), cache or not: ``packed-with-cache`` is not
-    raised there, and ``packed-with-2d-mask`` only when the batch's mask holds padding.
+    transformers infers the documents from restarting ids for a batch of one row whose 2-D mask
+    has no padding (an all-ones mask becomes ``None``), cache or not: ``packed-with-cache`` is not
+    raised there, ``packed-with-2d-mask`` only when the batch's mask holds padding, and
+    ``packed-batch-flash`` when a batch of several rows has packed rows and no padding.
 
     Parameters
     ----------
@@ -763,6 +769,11 @@ def audit_positions(
                 flag("packed-with-cache", packed,
                      "packing with a cache: eager and SDPA masks skip the document inference; "
                      "use_cache=False or an explicit packed_causal_mask")
+            if flash and not mask_kept and batch > 1:
+                flag("packed-batch-flash", packed,
+                     "packed rows in a batch of several rows: FlashAttention infers documents "
+                     "from the ids only for a batch of one row; pack into one row or pass "
+                     "packed_causal_mask as a 4-D mask")
     total = cache_length + seq
     if rope_type == "dynamic" and (use_cache or cache_length > 0) and total > limit:
         flag("dynamic-ntk-with-cache", list(range(batch)),

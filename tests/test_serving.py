@@ -391,6 +391,33 @@ def test_audit_under_flash_attention_drops_the_false_packing_alarms() -> None:
     assert _codes(issues) == {"packed-with-2d-mask"} and issues[0].rows == (0,)
 
 
+def test_audit_flags_a_packed_batch_of_several_rows_under_flash_attention() -> None:
+    """transformers 5.25's _is_packed_sequence reads packed ids only for a batch of one row: a
+    batch of two packed rows is not split under FlashAttention (mutation: dropping the batch > 1
+    condition flags the batch of one; dropping the flag leaves the batch of two unflagged)."""
+    from transformers.modeling_flash_attention_utils import _is_packed_sequence
+
+    packed = packed_position_ids([2, 3])[None]
+    assert bool(_is_packed_sequence(packed, 1)) and not bool(_is_packed_sequence(
+        packed.expand(2, -1), 2))
+    one, two = torch.ones(1, 5, dtype=torch.long), torch.ones(2, 5, dtype=torch.long)
+    mixed = torch.stack([packed[0], torch.arange(5)])  # one packed row, one plain row
+    for impl in ("flash_attention_2", "flash_attention_3"):
+        for mask in (None, two):  # no mask, or an all-ones one (dropped)
+            for use_cache in (True, False):
+                issues = audit_positions(two, mask, packed.expand(2, -1), use_cache=use_cache,
+                                         attn_implementation=impl)
+                assert _codes(issues) == {"packed-batch-flash"} and issues[0].rows == (0, 1)
+                assert audit_positions(one, None if mask is None else one, packed,
+                                       use_cache=use_cache, attn_implementation=impl) == []
+        issues = audit_positions(two, None, mixed, attn_implementation=impl)
+        assert _codes(issues) == {"packed-batch-flash"} and issues[0].rows == (0,)
+    # eager and SDPA split a packed batch of two with no mask and no cache
+    for impl in ("eager", "sdpa"):
+        assert audit_positions(two, None, packed.expand(2, -1), use_cache=False,
+                               attn_implementation=impl) == []
+
+
 @pytest.mark.parametrize(("kwargs", "exc", "match"), [
     (dict(input_ids=[[1, 2]]), TypeError, "input_ids must be a"),
     (dict(input_ids=torch.ones(3, dtype=torch.long)), ValueError, r"input_ids must have shape"),
