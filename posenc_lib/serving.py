@@ -619,8 +619,9 @@ def audit_positions(
     chapter 12): ``"absolute"`` (learned or sinusoidal table: every padded row without ids is
     wrong); ``"rope"`` (a row padded on the left only is shifted as a whole, which RoPE does not
     see; padding after a real token is flagged); ``"alibi"`` (BLOOM's bias numbers keys by the
-    mask's cumulative sum, so neither padding code nor ``ids-disagree-with-mask`` applies) and
-    ``"nope"`` (the ids are not read). ``None`` (the default) assumes nothing and flags every
+    mask's cumulative sum, so neither ``padding-without-ids`` nor ``ids-disagree-with-mask``
+    applies) and ``"nope"`` (the ids are not read). ``right-padding-generate`` applies under every
+    encoding: ``generate`` predicts the next token from a pad slot whatever the encoding. ``None`` (the default) assumes nothing and flags every
     padded row. The packing codes are about the mask and apply to every encoding.
 
     A 4-D ``attention_mask`` is taken to be an explicit (block) mask and silences the packing

@@ -457,6 +457,10 @@ def test_audit_encoding_flags_what_each_encoding_notices() -> None:
     step = torch.tensor([[1, 1, 1, 0, 0, 0, 1]])  # one token after a right-padded prompt
     issues = audit_positions(ids[:1, :1], step, cache_length=6, encoding="rope")
     assert _codes(issues) == {"padding-without-ids"} and issues[0].rows == (0,)
+    right = torch.tensor([[1] * 6, [1, 1, 1, 0, 0, 0]])
+    for encoding in ("alibi", "nope", "rope", "absolute", None):  # a pad slot predicts, always
+        issues = audit_positions(ids, right, generate=True, encoding=encoding)
+        assert _codes(issues) == {"right-padding-generate"} and issues[0].rows == (1,)
     for encoding in ("alibi", "nope"):
         assert audit_positions(ids[:1, :1], step, cache_length=6, encoding=encoding) == []
         assert audit_positions(ids, left, torch.arange(6).expand(2, 6), encoding=encoding) == []
