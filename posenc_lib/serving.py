@@ -621,8 +621,9 @@ def audit_positions(
     see; padding after a real token is flagged); ``"alibi"`` (BLOOM's bias numbers keys by the
     mask's cumulative sum, so neither ``padding-without-ids`` nor ``ids-disagree-with-mask``
     applies) and ``"nope"`` (the ids are not read). ``right-padding-generate`` applies under every
-    encoding: ``generate`` predicts the next token from a pad slot whatever the encoding. ``None`` (the default) assumes nothing and flags every
-    padded row. The packing codes are about the mask and apply to every encoding.
+    encoding: ``generate`` predicts the next token from a pad slot whatever the encoding.
+    ``None`` (the default) assumes nothing and flags every padded row. The packing codes are
+    about the mask and apply to every encoding.
 
     A 4-D ``attention_mask`` is taken to be an explicit (block) mask and silences the packing
     codes. Under FlashAttention (``attn_implementation="flash_attention_2"`` or ``"_3"``)
