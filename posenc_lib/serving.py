@@ -300,11 +300,14 @@ def rerotate_keys(
     - GPT-J in transformers, llama.cpp's ``LLAMA_ROPE_TYPE_NORM`` models: ``"interleaved"``;
     - Meta's Llama ``model.py`` (complex pairs): ``"complex"``, the same numbers as
       ``"interleaved"``;
-    - DeepSeek-V2/V3 (MLA) in transformers 5.25: ``"half"``, although ``rope_interleave=True``:
+    - DeepSeek-V3 (MLA) in transformers 5.25: ``"half"``, although ``rope_interleave=True``:
       its ``apply_rotary_pos_emb_interleave`` reads the pairs ``(2i, 2i+1)`` and writes the
-      rotated key de-interleaved, ``[x_even | x_odd]``; the cache holds the latent in
-      ``layer.keys`` and this rotary key alone in ``layer.values``. DeepSeek's own ``model.py``
-      caches ``k_pe`` in the interleaved (complex) layout;
+      rotated key de-interleaved, ``[x_even | x_odd]``;
+    - DeepSeek-V2 (MLA) in transformers 5.25: ``"interleaved"`` (or ``"complex"``): its
+      ``apply_rotary_emb`` rotates complex pairs ``(2i, 2i+1)`` through ``view_as_complex`` and
+      keeps them in place. Both DeepSeek classes hold the latent in ``layer.keys`` and the
+      rotary key alone in ``layer.values``; DeepSeek's own ``model.py`` caches ``k_pe`` in the
+      interleaved (complex) layout;
     - partial rotary (GPT-NeoX, Phi-2, Qwen3.5): the first ``rotary_dim`` features, in that model's
       pairing; pass ``rotary_dim``.
 
@@ -442,7 +445,8 @@ def shift_cache(
     keep : torch.Tensor, optional
         1-D integer indices of the cached tokens to keep, in order.
     convention : str
-        The cache's pair layout (``"half"`` for every transformers model, DeepSeek included).
+        The cache's pair layout (see :func:`rerotate_keys`: ``"half"`` for most transformers
+        models, DeepSeek-V3 included; ``"interleaved"`` for GPT-J and DeepSeek-V2).
 
     Returns
     -------
@@ -538,6 +542,7 @@ AUDIT_CODES = (
     "ids-disagree-with-mask",
     "packed-with-2d-mask",
     "packed-with-cache",
+    "packed-batch-flash",
     "dynamic-ntk-with-cache",
     "longrope-switch-with-cache",
 )
@@ -601,6 +606,10 @@ def audit_positions(
       document boundaries and documents attend to each other;
     - ``packed-with-cache``: packing with a cache (``use_cache`` on, the config default): the same
       inference is skipped on the mask-based backends (eager, SDPA);
+    - ``packed-batch-flash``: packed rows in a batch of more than one row under FlashAttention
+      with no padding mask: transformers' ``_is_packed_sequence`` reads ids as packed only for a
+      batch of one row, so the rows are not split into their documents (eager and SDPA, with no
+      mask and no cache, do split them);
     - ``dynamic-ntk-with-cache``: dynamic NTK past its training length with a cache: keys cached
       with the old frequencies are never re-rotated;
     - ``longrope-switch-with-cache``: a step that crosses LongRoPE's original length with keys
@@ -610,15 +619,18 @@ def audit_positions(
     chapter 12): ``"absolute"`` (learned or sinusoidal table: every padded row without ids is
     wrong); ``"rope"`` (a row padded on the left only is shifted as a whole, which RoPE does not
     see; padding after a real token is flagged); ``"alibi"`` (BLOOM's bias numbers keys by the
-    mask's cumulative sum, so neither padding code nor ``ids-disagree-with-mask`` applies) and
-    ``"nope"`` (the ids are not read). ``None`` (the default) assumes nothing and flags every
-    padded row. The packing codes are about the mask and apply to every encoding.
+    mask's cumulative sum, so neither ``padding-without-ids`` nor ``ids-disagree-with-mask``
+    applies) and ``"nope"`` (the ids are not read). ``right-padding-generate`` applies under every
+    encoding: ``generate`` predicts the next token from a pad slot whatever the encoding.
+    ``None`` (the default) assumes nothing and flags every padded row. The packing codes are
+    about the mask and apply to every encoding.
 
     A 4-D ``attention_mask`` is taken to be an explicit (block) mask and silences the packing
     codes. Under FlashAttention (``attn_implementation="flash_attention_2"`` or ``"_3"``)
-    transformers infers the documents from restarting ids whenever the 2-D mask it is given has no
-    padding (an all-ones mask becomes ``None``), cache or not: ``packed-with-cache`` is not
-    raised there, and ``packed-with-2d-mask`` only when the batch's mask holds padding.
+    transformers infers the documents from restarting ids for a batch of one row whose 2-D mask
+    has no padding (an all-ones mask becomes ``None``), cache or not: ``packed-with-cache`` is not
+    raised there, ``packed-with-2d-mask`` only when the batch's mask holds padding, and
+    ``packed-batch-flash`` when a batch of several rows has packed rows and no padding.
 
     Parameters
     ----------
@@ -759,6 +771,11 @@ def audit_positions(
                 flag("packed-with-cache", packed,
                      "packing with a cache: eager and SDPA masks skip the document inference; "
                      "use_cache=False or an explicit packed_causal_mask")
+            if flash and not mask_kept and batch > 1:
+                flag("packed-batch-flash", packed,
+                     "packed rows in a batch of several rows: FlashAttention infers documents "
+                     "from the ids only for a batch of one row; pack into one row or pass "
+                     "packed_causal_mask as a 4-D mask")
     total = cache_length + seq
     if rope_type == "dynamic" and (use_cache or cache_length > 0) and total > limit:
         flag("dynamic-ntk-with-cache", list(range(batch)),

@@ -285,26 +285,34 @@ def test_rerotate_keys_rejects_a_bad_rotary_dim() -> None:
         rerotate_keys(torch.randn(4, 8), 1, rotary_dim=4.0)
 
 
-def test_deepseek_v3_cache_shifts_in_the_half_layout() -> None:
-    """transformers' MLA cache: the latent in keys, the rotary key in values, de-interleaved."""
-    from transformers import DeepseekV3Config, DeepseekV3ForCausalLM
+@pytest.mark.parametrize(("version", "right", "wrong"), [
+    ("V3", "half", "interleaved"), ("V2", "interleaved", "half")])
+def test_deepseek_cache_shifts_in_its_own_layout(version: str, right: str, wrong: str) -> None:
+    """transformers' MLA caches: the latent in keys, the rotary key in values; V3 stores that key
+    de-interleaved (half layout), V2 keeps its complex pairs in place (interleaved layout)."""
+    import transformers
 
     torch.manual_seed(0)
-    config = DeepseekV3Config(
+    settings_ = dict(
         vocab_size=64, hidden_size=32, intermediate_size=64, moe_intermediate_size=16,
         num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=4, n_routed_experts=4,
         n_shared_experts=1, num_experts_per_tok=2, n_group=1, topk_group=1,
         first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=None, qk_rope_head_dim=8,
-        qk_nope_head_dim=8, v_head_dim=8, rope_interleave=True, initializer_range=0.2,
+        qk_nope_head_dim=8, v_head_dim=8, initializer_range=0.2,
         pad_token_id=0, bos_token_id=1, eos_token_id=2)
-    model = DeepseekV3ForCausalLM(config).eval()
+    if version == "V3":
+        config = transformers.DeepseekV3Config(rope_interleave=True, **settings_)
+        model = transformers.DeepseekV3ForCausalLM(config).eval()
+    else:
+        config = transformers.DeepseekV2Config(**settings_)
+        model = transformers.DeepseekV2ForCausalLM(config).eval()
     row, keep = torch.arange(20, 32)[None], torch.tensor([0, 1, *range(6, 12)])
     shift = torch.tensor([0.0, 0.0] + [-4.0] * 6)
     inv_freq = model.model.rotary_emb.inv_freq.double()
     errors = {}
     with torch.no_grad():
         fresh = model(torch.cat([row[:, keep], torch.tensor([[40]])], 1)).logits[0, -1]
-        for convention in ("half", "interleaved"):
+        for convention in (right, wrong):
             cache = model(row).cache
             layer = cache.layers[0]
             assert layer.keys.shape[-1] == 16 and layer.values.shape[-1] == 8  # latent, k_rot
@@ -313,7 +321,8 @@ def test_deepseek_v3_cache_shifts_in_the_half_layout() -> None:
                                          convention=convention)
             step = model(torch.tensor([[40]]), cache=cache, position_ids=torch.tensor([[8]]))
             errors[convention] = (step.logits[0, -1] - fresh).abs().max().item()
-    assert errors["half"] < 1e-5 and errors["interleaved"] > 0.1
+    # mutation: swapping the two layouts (the docstring's old "half" for V2) fails both bounds
+    assert errors[right] < 1e-5 and errors[wrong] > 0.1
 
 
 def _codes(issues: list) -> set[str]:
@@ -382,6 +391,33 @@ def test_audit_under_flash_attention_drops_the_false_packing_alarms() -> None:
     assert _codes(issues) == {"packed-with-2d-mask"} and issues[0].rows == (0,)
 
 
+def test_audit_flags_a_packed_batch_of_several_rows_under_flash_attention() -> None:
+    """transformers 5.25's _is_packed_sequence reads packed ids only for a batch of one row: a
+    batch of two packed rows is not split under FlashAttention (mutation: dropping the batch > 1
+    condition flags the batch of one; dropping the flag leaves the batch of two unflagged)."""
+    from transformers.modeling_flash_attention_utils import _is_packed_sequence
+
+    packed = packed_position_ids([2, 3])[None]
+    assert bool(_is_packed_sequence(packed, 1)) and not bool(_is_packed_sequence(
+        packed.expand(2, -1), 2))
+    one, two = torch.ones(1, 5, dtype=torch.long), torch.ones(2, 5, dtype=torch.long)
+    mixed = torch.stack([packed[0], torch.arange(5)])  # one packed row, one plain row
+    for impl in ("flash_attention_2", "flash_attention_3"):
+        for mask in (None, two):  # no mask, or an all-ones one (dropped)
+            for use_cache in (True, False):
+                issues = audit_positions(two, mask, packed.expand(2, -1), use_cache=use_cache,
+                                         attn_implementation=impl)
+                assert _codes(issues) == {"packed-batch-flash"} and issues[0].rows == (0, 1)
+                assert audit_positions(one, None if mask is None else one, packed,
+                                       use_cache=use_cache, attn_implementation=impl) == []
+        issues = audit_positions(two, None, mixed, attn_implementation=impl)
+        assert _codes(issues) == {"packed-batch-flash"} and issues[0].rows == (0,)
+    # eager and SDPA split a packed batch of two with no mask and no cache
+    for impl in ("eager", "sdpa"):
+        assert audit_positions(two, None, packed.expand(2, -1), use_cache=False,
+                               attn_implementation=impl) == []
+
+
 @pytest.mark.parametrize(("kwargs", "exc", "match"), [
     (dict(input_ids=[[1, 2]]), TypeError, "input_ids must be a"),
     (dict(input_ids=torch.ones(3, dtype=torch.long)), ValueError, r"input_ids must have shape"),
@@ -421,6 +457,10 @@ def test_audit_encoding_flags_what_each_encoding_notices() -> None:
     step = torch.tensor([[1, 1, 1, 0, 0, 0, 1]])  # one token after a right-padded prompt
     issues = audit_positions(ids[:1, :1], step, cache_length=6, encoding="rope")
     assert _codes(issues) == {"padding-without-ids"} and issues[0].rows == (0,)
+    right = torch.tensor([[1] * 6, [1, 1, 1, 0, 0, 0]])
+    for encoding in ("alibi", "nope", "rope", "absolute", None):  # a pad slot predicts, always
+        issues = audit_positions(ids, right, generate=True, encoding=encoding)
+        assert _codes(issues) == {"right-padding-generate"} and issues[0].rows == (1,)
     for encoding in ("alibi", "nope"):
         assert audit_positions(ids[:1, :1], step, cache_length=6, encoding=encoding) == []
         assert audit_positions(ids, left, torch.arange(6).expand(2, 6), encoding=encoding) == []
