@@ -47,6 +47,7 @@ __all__ = [
     "alibi_precision_error",
     "alibi_reach",
     "alibi_slopes",
+    "alibi_slopes_shard",
     "alibi_window_mass",
     "falcon_bf16_bias_error",
     "flash_attn_alibi_bias",
@@ -118,6 +119,60 @@ def alibi_slopes(
         extra = _power_of_two_slopes(2 * closest, max_bias)[0::2][: n_heads - closest]
         slopes = torch.cat([slopes, extra])
     return slopes.to(dtype)
+
+
+def alibi_slopes_shard(
+    n_heads: int,
+    rank: int,
+    world_size: int,
+    *,
+    max_bias: float = 8.0,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """The slopes of one tensor-parallel rank: its slice of the *global* slopes.
+
+    With the heads split evenly over ``world_size`` ranks, rank ``r`` holds heads
+    ``[r·n/w, (r + 1)·n/w)`` and must use exactly those heads' slopes,
+    ``alibi_slopes(n_heads)[r·n/w : (r + 1)·n/w]`` — neither the first slice on every rank
+    (BLOOM's Megatron-DeepSpeed #227, Pai-Megatron-Patch #29) nor ``alibi_slopes(n/w)`` computed
+    for the local head count (FlashInfer #1606).
+
+    Parameters
+    ----------
+    n_heads : int
+        Global number of heads, ``1 … MAX_HEADS``.
+    rank : int
+        This rank, ``0 … world_size − 1``.
+    world_size : int
+        Number of tensor-parallel ranks (>= 1), a divisor of ``n_heads``.
+    max_bias : float
+        As in :func:`alibi_slopes`.
+    dtype : torch.dtype
+        Output dtype (computed in float64).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n_heads // world_size,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``world_size`` does not divide ``n_heads`` or ``rank`` is not in ``[0, world_size)``.
+    """
+    n_heads = _check_heads(n_heads)
+    world_size = check_int(world_size, "world_size", minimum=1, what="a positive integer (>= 1)")
+    if n_heads % world_size:
+        raise ValueError(
+            f"world_size must divide n_heads = {n_heads} (the heads are split evenly), "
+            f"got {world_size}"
+        )
+    rank = check_int(rank, "rank", minimum=0, what=f"an integer in [0, {world_size - 1}]")
+    if rank >= world_size:
+        raise ValueError(f"rank must be an integer in [0, {world_size - 1}], got {rank}")
+    per_rank = n_heads // world_size
+    slopes = alibi_slopes(n_heads, max_bias=max_bias, dtype=torch.float64)
+    return slopes[rank * per_rank : (rank + 1) * per_rank].to(check_dtype(dtype))
 
 
 def _check_slopes(slopes: object, name: str = "slopes") -> torch.Tensor:

@@ -37,6 +37,7 @@ __all__ = [
     "EXTENSION_METHODS",
     "METHOD_OPTIONS",
     "extended_rope",
+    "logn_attention_scale",
     "longrope_attention_factor",
     "longrope_inv_freq",
     "yarn_attention_factor",
@@ -76,6 +77,30 @@ def check_options(method: str, options: Mapping[str, Any]) -> None:
 
 def _mscale(factor: float, mscale: float = 1.0) -> float:
     return 1.0 if factor <= 1 else 0.1 * mscale * math.log(factor) + 1.0
+
+
+def logn_attention_scale(position: int, train_len: int) -> float:
+    """Log-n attention scaling (the first Qwen models' ``use_logn_attn``): ``log_L(m)`` past ``L``.
+
+    The query of the ``m``-th token (``m`` counted from 1) is multiplied by ``log_L(m)`` when
+    ``m > L`` and by 1 otherwise, so its logits grow like ``ln m`` — sharpening the softmax as the
+    number of keys grows, as YaRN's constant temperature does for a whole extended context.
+
+    Parameters
+    ----------
+    position : int
+        The token's 1-based position ``m`` (>= 1).
+    train_len : int
+        The training length ``L`` (>= 2).
+
+    Returns
+    -------
+    float
+        ``log(m)/log(L)`` if ``m > L``, else ``1.0``.
+    """
+    position = check_int(position, "position", minimum=1, what="a positive integer (>= 1)")
+    train_len = check_int(train_len, "train_len", minimum=2, what="an integer >= 2")
+    return math.log(position) / math.log(train_len) if position > train_len else 1.0
 
 
 def yarn_attention_factor(

@@ -127,6 +127,7 @@ REQUIRED_BY: dict[str, dict[str, Any]] = {
     "rope_method_inv_freq": {"model": _LAB["model"], "method": "pi", "length": 64,
                              "train_length": 32},
     "learned_table_figure": {"table": _np_table(), "initial": _np_table(), "train_length": 8},
+    "logn_attention_scale": {"position": 100},
     "RopePreset": {"model": "m", "head_dim": 8, "rotary_dim": 8, "base": 1e4, "method": "pi",
                    "factor": 2.0, "train_len": 64, "context": 128, "source": "s"},
 }

@@ -14,6 +14,7 @@ from posenc_lib.alibi import (
     MAX_HEADS,
     alibi_bias_authors,
     alibi_reach,
+    alibi_slopes_shard,
     alibi_window_mass,
     flash_attn_alibi_bias,
     linear_bias,
@@ -383,3 +384,30 @@ def test_linear_bias_future_slopes_give_an_asymmetric_bias() -> None:
         linear_bias(left, 4, future_slopes=right)
     with pytest.raises(ValueError, match="future_slopes must have shape"):
         linear_bias(left, 4, causal=False, future_slopes=right[:1])
+
+
+def test_shard_slopes_are_the_ranks_slice_of_the_global_slopes() -> None:
+    # 12 heads on 4 ranks: rank 2 holds heads 6, 7, 8 — global slopes 2^-7, 2^-8, 2^-0.5
+    got = alibi_slopes_shard(12, 2, 4, dtype=torch.float64)
+    assert torch.allclose(got, torch.tensor([2.0**-7, 2.0**-8, 2.0**-0.5], dtype=torch.float64),
+                          rtol=1e-15, atol=0)
+    # not the local head count's slopes (alibi_slopes(3) = 2^-2.67 …) and not the first slice
+    assert alibi_slopes_shard(12, 2, 4).tolist() != alibi_slopes(3).tolist()
+    assert alibi_slopes_shard(12, 2, 4).tolist() != alibi_slopes(12)[:3].tolist()
+
+
+@given(st.integers(1, 200), st.integers(1, 16))
+def test_shards_concatenate_to_the_global_slopes(n_heads: int, world_size: int) -> None:
+    if n_heads % world_size:
+        with pytest.raises(ValueError, match="world_size"):
+            alibi_slopes_shard(n_heads, 0, world_size)
+        return
+    parts = [alibi_slopes_shard(n_heads, r, world_size, dtype=torch.float64)
+             for r in range(world_size)]
+    assert torch.equal(torch.cat(parts), alibi_slopes(n_heads, dtype=torch.float64))
+
+
+@pytest.mark.parametrize(("rank", "world_size"), [(-1, 4), (4, 4), (0, 0), (1.5, 4)])
+def test_shard_rejects_bad_ranks(rank: object, world_size: object) -> None:
+    with pytest.raises((ValueError, TypeError), match=r"rank|world_size"):
+        alibi_slopes_shard(12, rank, world_size)  # type: ignore[arg-type]

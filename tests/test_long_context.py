@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from posenc_lib import apply_rope_interleaved, llama3_inv_freq, pi_inv_freq, rope_inv_freq
 from posenc_lib.extension import (
     extended_rope,
+    logn_attention_scale,
     longrope_attention_factor,
     yarn_attention_factor,
     yarn_paper_inv_freq,
@@ -339,3 +340,22 @@ def test_softmax_entropy_shift_follows_the_gaussian_law() -> None:
         softmax_entropy_shift(4096, 100.0, 1.0)
     with pytest.raises(ValueError, match="length"):
         softmax_entropy_shift(1, 8.0, 1.0)
+
+
+def test_logn_attention_scale_values() -> None:
+    # 1 up to the training length; log_L(m) past it: log_8192(65 536) = 16/13
+    assert logn_attention_scale(8192, 8192) == 1.0 and logn_attention_scale(1, 8192) == 1.0
+    assert logn_attention_scale(65536, 8192) == pytest.approx(16 / 13, rel=1e-15)
+    assert logn_attention_scale(8193, 8192) > 1.0
+
+
+@given(st.integers(2, 10**6), st.integers(1, 10**7))
+def test_logn_attention_scale_is_monotone_and_at_least_one(train_len: int, m: int) -> None:
+    here, next_ = logn_attention_scale(m, train_len), logn_attention_scale(m + 1, train_len)
+    assert 1.0 <= here <= next_
+
+
+@pytest.mark.parametrize(("m", "train_len"), [(0, 8), (5, 1), (2.5, 8), (True, 8)])
+def test_logn_attention_scale_rejects_bad_input(m: object, train_len: object) -> None:
+    with pytest.raises((ValueError, TypeError), match=r"position|train_len"):
+        logn_attention_scale(m, train_len)  # type: ignore[arg-type]
