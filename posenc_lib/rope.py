@@ -670,7 +670,8 @@ class RotaryEmbedding(nn.Module):
         Multiplies cos and sin (YaRN's attention factor); 1 for plain RoPE.
     max_positions : int
         Positions ``0 … max_positions-1`` that explicit integer positions may index (as
-        :meth:`reserve`); 0 (default) computes explicit positions directly. At most
+        :meth:`reserve`); 0 (default) reserves nothing: integer positions on the CPU then grow
+        the table as needed, positions on another device are computed directly. At most
         ``MAX_ELEMENTS // dim``.
 
     Notes
@@ -1082,9 +1083,10 @@ class RotaryEmbedding(nn.Module):
         positions : torch.Tensor, optional
             Shape ``(seq,)`` or ``(batch, seq)`` (one row of positions per sequence: left padding,
             packed sequences); default ``arange(offset, offset + seq)``. Integer positions index
-            the reserved table (see :meth:`reserve`); float positions (float32 or float64) are
-            computed directly. Put them on ``q``'s device beforehand: otherwise each call makes
-            a blocking host-to-device copy.
+            the reserved table (see :meth:`reserve`), or without one, on the CPU, a table grown to
+            cover them (elsewhere their rows are computed directly); float positions (float32 or
+            float64) are computed directly. Put them on ``q``'s device beforehand: otherwise each
+            call makes a blocking host-to-device copy.
         offset : int or torch.Tensor
             First position when ``positions`` is not given (>= 0): during generation, the number
             of tokens already in the key–value cache (Meta's ``start_pos``). A 0-d integer tensor
