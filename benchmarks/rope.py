@@ -11,7 +11,9 @@ shape ``(1, heads, 1, head_dim)`` at position ``t``. Hugging Face computes cos/s
 rotates with ``apply_rotary_pos_emb``; ``RotaryEmbedding`` indexes its one table, either by
 ``offset=t`` (Meta's ``start_pos`` slice, the table grows as needed) or by explicit ``positions``
 of shape ``(1,)`` or ``(batch, seq) = (1, 1)`` after ``reserve(steps)``; a last variant gives
-positions without a reserved table, so each step computes its row (as Hugging Face does).
+CPU positions without a reserved table, which grow the table as ``offset=t`` does (positions on
+an accelerator without a reserved table would compute their row at every step, as Hugging Face
+does).
 Printed per variant: table builds per step over the whole loop and over a second generation.
 
 Then a **model-shaped decode step** (``--layers`` 32, ``--model-steps`` 512): Hugging Face builds

@@ -626,14 +626,18 @@ class RotaryEmbedding(nn.Module):
     * ``offset`` (a Python int, Meta's ``start_pos``): slices rows ``offset … offset+seq-1``. The
       needed length is known on the host, so the table grows when a call needs more rows, to
       ``min(max(needed, 2·capacity, 16), max_rows)`` with ``max_rows = MAX_ELEMENTS // dim``:
-      decoding ``N`` tokens one at a time builds it about ``log2 N`` times. Rows beyond
+      decoding ``N > 16`` tokens one at a time from an empty module builds it
+      ``1 + ⌈log2(N / 16)⌉`` times (9 for ``N = 4096``). Rows beyond
       ``max_rows`` are computed directly for that call, never refused. ``offset`` may also be a
       0-d integer tensor (a position counter kept on the device): it is then
       ``positions = offset + arange(seq)``, below.
     * integer ``positions`` of shape ``(seq,)`` or ``(batch, seq)`` (left padding, packed
       sequences; Hugging Face's ``position_ids``): after :meth:`reserve` (or ``max_positions=``),
-      they gather their rows from the table with ``index_select``; before, the rows are computed
-      from the positions directly (float64 angles, as Hugging Face does at every call).
+      they gather their rows from the table with ``index_select``. Before, positions held on the
+      CPU grow the table as ``offset`` does, to cover their largest value (read through NumPy:
+      a memory read, no synchronisation), and gather from it; positions on an accelerator (or
+      ``meta``) have their rows computed directly at every call (float64 angles, as Hugging
+      Face does), because finding their largest value would read the device: reserve there.
     * floating-point ``positions`` (e.g. interpolated ``m / s``): always computed directly.
 
     Negative integer positions are refused (``ValueError``) whether or not a table is reserved
@@ -666,7 +670,8 @@ class RotaryEmbedding(nn.Module):
         Multiplies cos and sin (YaRN's attention factor); 1 for plain RoPE.
     max_positions : int
         Positions ``0 … max_positions-1`` that explicit integer positions may index (as
-        :meth:`reserve`); 0 (default) computes explicit positions directly. At most
+        :meth:`reserve`); 0 (default) reserves nothing: integer positions on the CPU then grow
+        the table as needed, positions on another device are computed directly. At most
         ``MAX_ELEMENTS // dim``.
 
     Notes
@@ -906,18 +911,31 @@ class RotaryEmbedding(nn.Module):
         dtype: torch.dtype,
         lead: tuple[int, ...] = (),
     ) -> tuple[torch.Tensor, ...]:
-        """Rows for explicit positions ``(seq,)`` or ``(batch, seq)``, with no host read.
+        """Rows for explicit positions ``(seq,)`` or ``(batch, seq)``, with no host synchronisation.
 
         ``(batch, seq)`` positions give rows ``(batch, *lead, seq, ·)`` (``lead`` ones stand for
         the head dimensions of ``q``).
         """
+        needed = self.reserved
+        if (
+            needed == 0
+            and not positions.is_floating_point()
+            and positions.device.type == "cpu"
+            and positions.numel() > 0
+        ):
+            # No reserved table, integer positions on the host: their largest value is a memory
+            # read (no synchronisation), so the table grows as on the offset path instead of
+            # computing rows afresh at every call.
+            needed = int(positions.detach().numpy().max()) + 1
+            if needed > self.max_rows:
+                needed = 0  # beyond the size limit: computed directly, never refused
         positions = positions.to(device)
-        if positions.is_floating_point() or self.reserved == 0 or self._grad_path():
+        if positions.is_floating_point() or needed == 0 or self._grad_path():
             rows = self._build(positions.to(torch.float64), device, dtype)
             if positions.ndim == 1:
                 return rows
             return tuple(t.unflatten(0, (t.shape[0], *lead)) for t in rows)
-        table = self._table(self.reserved, device, dtype)
+        table = self._table(needed, device, dtype)
         index = positions if positions.ndim == 1 else positions.reshape(-1)
         if index.dtype not in (torch.int64, torch.int32):
             index = index.to(torch.long)
@@ -1065,9 +1083,10 @@ class RotaryEmbedding(nn.Module):
         positions : torch.Tensor, optional
             Shape ``(seq,)`` or ``(batch, seq)`` (one row of positions per sequence: left padding,
             packed sequences); default ``arange(offset, offset + seq)``. Integer positions index
-            the reserved table (see :meth:`reserve`); float positions (float32 or float64) are
-            computed directly. Put them on ``q``'s device beforehand: otherwise each call makes
-            a blocking host-to-device copy.
+            the reserved table (see :meth:`reserve`), or without one, on the CPU, a table grown to
+            cover them (elsewhere their rows are computed directly); float positions (float32 or
+            float64) are computed directly. Put them on ``q``'s device beforehand: otherwise each
+            call makes a blocking host-to-device copy.
         offset : int or torch.Tensor
             First position when ``positions`` is not given (>= 0): during generation, the number
             of tokens already in the key–value cache (Meta's ``start_pos``). A 0-d integer tensor

@@ -193,6 +193,44 @@ def test_growth_is_capped_at_the_size_limit_and_beyond_it_rows_are_computed(
         layer.reserve(257, "cpu", torch.float64)
 
 
+@pytest.mark.parametrize("convention", CONVENTIONS)
+@pytest.mark.parametrize("shape", [(1,), (1, 1)])
+def test_explicit_positions_without_reserve_grow_the_table_like_the_offset_path(
+    convention: str, shape: tuple[int, ...]
+) -> None:
+    # Mutation caught: computing the rows afresh at every call (the old behaviour) gives 4 096
+    # builds; growing to exactly the rows needed (no doubling) gives 4 081.
+    layer = RotaryEmbedding(16, convention=convention)
+    x = torch.randn(1, 2, 1, 16, dtype=torch.float64)
+    for step in range(4096):  # one token per step, positions on the CPU, nothing reserved
+        out, _ = layer(x, x, torch.tensor([step]).reshape(shape))
+    assert layer.table_builds == 1 + 8  # 16, 32, …, 4 096: as many as with offset=step
+    assert layer.capacity("cpu", torch.float64) == 4096
+    exact = APPLY[convention](x[0], torch.tensor([4095]))
+    torch.testing.assert_close(out[0], exact, atol=1e-12, rtol=0)
+    # The growth reads the largest position through NumPy: no synchronisation is counted.
+    assert count_host_reads(lambda: layer(x, x, torch.tensor([5000]).reshape(shape))) == {}
+    assert layer.capacity("cpu", torch.float64) == 8192
+
+
+def test_explicit_positions_without_reserve_beyond_the_limit_or_on_a_device_are_computed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(rope_module, "MAX_ELEMENTS", 2**12)  # 256 rows at d = 16
+    layer = RotaryEmbedding(16)
+    x = torch.randn(1, 1, 16, dtype=torch.float64)
+    out, _ = layer(x, x, torch.tensor([300]))  # past max_rows: computed directly, not refused
+    torch.testing.assert_close(out, apply_rope_half(x, torch.tensor([300])), atol=1e-12, rtol=0)
+    assert layer.table_builds == 1 and layer.capacity("cpu", torch.float64) == 0
+    # On a device whose values cannot be read without a synchronisation (meta stands for one),
+    # unreserved positions are computed at every call: one build per call.
+    on_device = RotaryEmbedding(16).to("meta")
+    q = Q.to("meta")
+    for step in range(5):
+        on_device(q, q, torch.tensor([step, step + 1, step + 2], device="meta"))
+    assert on_device.table_builds == 5 and on_device.capacity("meta", torch.float32) == 0
+
+
 def test_host_to_device_copies_are_counted() -> None:
     # PyTorch's CUDA copy kernel waits for every blocking copy, host to device included; on a
     # CPU-only machine a copy to the meta device stands for it.
