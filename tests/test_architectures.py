@@ -851,7 +851,69 @@ def test_with_transformers_a_class_filled_value_is_named() -> None:
     assert not any("rope_theta" in n for n in plan.notes)  # the file gives it
     written = position_plan({**raw, "rope_scaling": {**raw["rope_scaling"],
                                                      "original_max_position_embeddings": 512}})
-    assert not any("not in the file" in n for n in written.notes)
+    assert [n for n in written.notes if "not in the file" in n] == [
+        "rope_parameters.beta_fast = 32.0, beta_slow = 1.0, truncate = True "
+        "(transformers' YaRN defaults; not in the file)"]
+
+
+_DEEPSEEK_V3 = {"model_type": "deepseek_v3", "hidden_size": 7168, "num_attention_heads": 128,
+                "num_hidden_layers": 2, "max_position_embeddings": 163840, "rope_theta": 10000,
+                "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
+                "v_head_dim": 128,
+                "rope_scaling": {"type": "yarn", "factor": 40, "beta_fast": 32, "beta_slow": 1,
+                                 "original_max_position_embeddings": 4096, "mscale": 1.0,
+                                 "mscale_all_dim": 1.0}}
+
+
+def test_with_transformers_class_filled_rotary_shape_is_named() -> None:
+    """The rotary fraction, MLA's rotary head and YaRN's ramp defaults, when the file omits them."""
+    phi = {"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32,
+           "num_hidden_layers": 2, "rope_theta": 1e4}
+    plan = position_plan(phi)
+    assert plan[0].rotary_dim == 40  # PhiConfig's 0.5 of 80
+    assert ("rope_parameters.partial_rotary_factor = 0.5 from PhiConfig (not in the file)"
+            in plan.notes)
+    # written under either of its names: no note (Phi-2's 0.4, Pythia's rotary_pct)
+    assert not any("partial_rotary_factor" in n
+                   for n in position_plan({**phi, "partial_rotary_factor": 0.4}).notes)
+    neox = {"model_type": "gpt_neox", "hidden_size": 256, "num_attention_heads": 4,
+            "num_hidden_layers": 2, "rope_theta": 1e4}
+    assert any("partial_rotary_factor = 0.25 from GPTNeoXConfig" in n
+               for n in position_plan(neox).notes)
+    assert not any("partial_rotary_factor" in n
+                   for n in position_plan({**neox, "rotary_pct": 0.25}).notes)
+    # DeepSeek-V3 without qk_rope_head_dim: the class's 64 is named; the file's YaRN keeps
+    # its betas, and only truncate is the function's default
+    ds = position_plan(_DEEPSEEK_V3)
+    assert "qk_rope_head_dim = 64 from DeepseekV3Config (not in the file)" in ds.notes
+    assert ("rope_parameters.truncate = True (transformers' YaRN default; not in the file)"
+            in ds.notes)
+    assert not any("beta_fast" in n for n in ds.notes)
+    assert not any("qk_rope_head_dim" in n for n in position_plan(
+        {**_DEEPSEEK_V3, "qk_rope_head_dim": 64}).notes)
+    bare = {**_DEEPSEEK_V3, "rope_scaling": {"type": "yarn", "factor": 40,
+                                             "original_max_position_embeddings": 4096}}
+    assert ("rope_parameters.beta_fast = 32.0, beta_slow = 1.0, truncate = True "
+            "(transformers' YaRN defaults; not in the file)") in position_plan(bare).notes
+    # gpt-oss writes all three (truncate false): nothing to name
+    oss = position_plan(published_config("gpt-oss-20b"))
+    assert not any("YaRN" in n for n in oss.notes)
+
+
+def test_without_transformers_yarn_defaults_and_a_null_window(monkeypatch) -> None:
+    monkeypatch.setattr(_resolve, "transformers_or_none", lambda: None)
+    bare = {**_DEEPSEEK_V3, "rope_scaling": {"type": "yarn", "factor": 40,
+                                             "original_max_position_embeddings": 4096}}
+    named = _defaulted(position_plan(bare))
+    assert "beta_fast = 32.0, beta_slow = 1.0, truncate = True (YaRN's defaults)" in named
+    assert "qk_rope_head_dim = 64" in named
+    assert "head_dim = hidden_size" not in named  # MLA: the head is qk_nope + qk_rope
+    mistral = {"model_type": "mistral", "hidden_size": 256, "num_attention_heads": 4,
+               "num_hidden_layers": 2, "rope_theta": 1e6, "head_dim": 64}
+    assert "sliding_window = None (no window)" in _defaulted(position_plan(mistral))
+    stated = position_plan({**mistral, "sliding_window": None})  # the file says: no window
+    assert not any("sliding_window" in n for n in stated.notes)
+    assert stated[0].window is None
 
 
 _QWEN3_06B = {"model_type": "qwen3", "hidden_size": 1024, "num_attention_heads": 16,

@@ -30,6 +30,9 @@ _METHODS = {
     "llama3": "llama3", "longrope": "longrope",
 }
 _YARN_OPTIONS = ("beta_fast", "beta_slow", "truncate", "attention_factor")
+#: What transformers' ``_compute_yarn_parameters`` (5.25) and posenc_lib use when a yarn block
+#: leaves a key out; a plan names each one it used.
+_YARN_DEFAULTS: dict[str, Any] = {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": True}
 
 _LayerRule = Callable[[dict[str, Any], int, str], bool]
 
@@ -292,6 +295,13 @@ def _rope_block(
         if partial is not None:
             params["partial_rotary_factor"] = partial
     kind = params["rope_type"]
+    if defaulted is not None and kind == "yarn":
+        # transformers' _compute_yarn_parameters reads these with defaults; they move the ramp
+        missing = [f"{key} = {value!r}" for key, value in _YARN_DEFAULTS.items()
+                   if params.get(key) is None]
+        if missing:
+            defaulted.append(", ".join(missing)
+                             + (" (YaRN's default)" if len(missing) == 1 else " (YaRN's defaults)"))
     if defaulted is not None and kind == "llama3":
         for key in ("low_freq_factor", "high_freq_factor", "original_max_position_embeddings"):
             if params.get(key) is None:
@@ -408,7 +418,8 @@ def _fill_class_defaults(cfg: dict[str, Any], model_type: str, defaulted: list[s
         ``head_dim`` absent where the family's class fills a fixed head size (Qwen3's 128,
         Gemma's 256...) that differs from ``hidden_size / num_attention_heads``.
     """
-    if cfg.get("head_dim") is None and not cfg.get("qk_rope_head_dim"):
+    mla = model_type in ("deepseek_v2", "deepseek_v3") or cfg.get("qk_rope_head_dim")
+    if cfg.get("head_dim") is None and not mla:  # MLA's head is qk_nope + qk_rope, named later
         derived = _head_dim(cfg)
         fixed = _CLASS_HEAD_DIM.get(model_type)
         if fixed is not None and fixed != derived:
@@ -684,7 +695,7 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         except Exception:
             window = None
         window = window if isinstance(window, int) and not isinstance(window, bool) else None
-    if window is None and defaulted is not None and family.window_types != () and any(
+    if "sliding_window" not in cfg and defaulted is not None and family.window_types != () and any(
         family.window_types is None or t in family.window_types for t in layer_types
     ):
         defaulted.append("sliding_window = None (no window)")

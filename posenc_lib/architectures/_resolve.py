@@ -297,7 +297,19 @@ def resolve(config: object) -> Resolved:
 
 # Position keys a class may fill when the file leaves them out (transformers 5.25).
 _PROVENANCE_KEYS = ("head_dim", "sliding_window", "attention_chunk_size", "partial_rotary_factor",
-                    "rope_interleave", "no_rope_layers")
+                    "rope_interleave", "no_rope_layers", "qk_rope_head_dim")
+# The file's names for the rotary fraction (GPT-NeoX / Pythia write rotary_pct; GPT-J rotary_dim).
+_PARTIAL_NAMES = ("partial_rotary_factor", "rotary_pct", "rotary_dim")
+
+
+def _written_anywhere(raw: Mapping[str, Any], names: tuple[str, ...]) -> bool:
+    """Whether the file gives one of ``names`` at its top level or in a rope block."""
+    blocks: list[Any] = [raw, raw.get("rope_parameters"), raw.get("rope_scaling")]
+    for block in list(blocks[1:]):
+        if isinstance(block, Mapping):
+            blocks += [v for v in block.values() if isinstance(v, Mapping)]
+    return any(isinstance(b, Mapping) and b.get(name) is not None
+               for b in blocks for name in names)
 
 
 def _fmt(value: Any) -> str:
@@ -379,6 +391,21 @@ def provenance_notes(raw: Mapping[str, Any], cfg: Mapping[str, Any], owner: str)
         if kind in ("yarn", "llama3", "longrope") and original is not None and not raw_original:
             notes.append(f"{prefix or 'rope_parameters.'}original_max_position_embeddings = "
                          f"{_fmt(original)} from {owner} (not in the file)")
+    from ._families import _YARN_DEFAULTS
+
+    for prefix, block in blocks:
+        partial = block.get("partial_rotary_factor")
+        if (isinstance(partial, (int, float)) and float(partial) != 1.0
+                and not _written_anywhere(raw, _PARTIAL_NAMES)):
+            notes.append(f"{prefix or 'rope_parameters.'}partial_rotary_factor = {_fmt(partial)} "
+                         f"from {owner} (not in the file)")
+        if block.get("rope_type") == "yarn":
+            missing = [f"{key} = {value!r}" for key, value in _YARN_DEFAULTS.items()
+                       if block.get(key) is None and not _written_anywhere(raw, (key,))]
+            if missing:
+                which = "default" if len(missing) == 1 else "defaults"
+                notes.append(f"{prefix or 'rope_parameters.'}" + ", ".join(missing)
+                             + f" (transformers' YaRN {which}; not in the file)")
     for key in _PROVENANCE_KEYS:
         value = cfg.get(key)
         if value in (None, [], False) or raw.get(key) not in (None, []):
