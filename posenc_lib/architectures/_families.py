@@ -19,6 +19,7 @@ import torch
 from .._validation import MAX_PYTHON_ITEMS, check_int
 from ..alibi import alibi_slopes, falcon_bf16_bias_error
 from ..extension import extended_rope
+from ..scaling import dynamic_ntk_base
 from ..rope import partial_rotary_dim
 from ._plan import LayerPosition, QueryScale, _number, proportional_inv_freq
 
@@ -297,8 +298,8 @@ def _rope_block(
     kind = params["rope_type"]
     if defaulted is not None and kind == "yarn":
         # transformers' _compute_yarn_parameters reads these with defaults; they move the ramp
-        missing = [f"{key} = {value!r}" for key, value in _YARN_DEFAULTS.items()
-                   if params.get(key) is None]
+        missing = [f"{key} = {value if isinstance(value, bool) else _number(value)}"
+                   for key, value in _YARN_DEFAULTS.items() if params.get(key) is None]
         if missing:
             defaulted.append(", ".join(missing)
                              + (" (YaRN's default)" if len(missing) == 1 else " (YaRN's defaults)"))
@@ -340,6 +341,8 @@ def _rope_entry_fields(
     rope_type = params["rope_type"]
     base = float(params["rope_theta"])
     scaling = _scaling_text(params, seq_len)
+    if rope_type == "dynamic" and seq_len is not None:
+        scaling = _dynamic_text(params, cfg, head_dim, base, seq_len)
     if table is not None:
         inv_freq, attention = table
         rotary_dim = head_dim if rope_type == "proportional" else 2 * int(inv_freq.shape[0])
@@ -397,6 +400,24 @@ def _rope_entry_fields(
         rope_type=rope_type, base=base, rotary_dim=rotary_dim, inv_freq=inv_freq,
         attention_factor=float(attention), scaling=scaling,
     )
+
+
+def _dynamic_text(params: Mapping[str, Any], cfg: Mapping[str, Any], head_dim: int,
+                  base: float, seq_len: int) -> str:
+    """Dynamic NTK at ``seq_len``: the base the model's table uses there (transformers grows it
+    from ``max_position_embeddings``, with the rotary dims of the head)."""
+    factor = float(params.get("factor") or 1.0)
+    length = cfg.get("max_position_embeddings")
+    if not isinstance(length, int) or isinstance(length, bool) or length < 1:
+        raise ValueError("rope_type 'dynamic' needs max_position_embeddings (an integer >= 1), "
+                         f"got {length!r}")
+    dim = partial_rotary_dim(head_dim, float(params.get("partial_rotary_factor", 1.0)))
+    grown = dynamic_ntk_base(dim, base, factor, seq_len, length)
+    if seq_len <= length:
+        return (f"dynamic NTK ×{factor:g} (base unchanged at L = {_number(seq_len)} ≤ "
+                f"{_number(length)})")
+    return (f"dynamic NTK ×{factor:g} (base {_number(base)} → {_number(round(grown))} at "
+            f"L = {_number(seq_len)})")
 
 
 def _mscale_squared(params: Mapping[str, Any], cfg: dict[str, Any]) -> float:
@@ -547,9 +568,8 @@ def _scaling_text(params: Mapping[str, Any], seq_len: int | None) -> str | None:
         return None
     if kind == "linear":
         return f"linear ×{float(factor or 0):g}"
-    if kind == "dynamic":
-        at = f"base at L = {seq_len}" if seq_len else "static table: pass --seq-len"
-        return f"dynamic NTK ×{float(factor or 0):g} ({at})"
+    if kind == "dynamic":  # the base at --seq-len is added by _rope_entry_fields
+        return f"dynamic NTK ×{float(factor or 0):g} (static table: pass --seq-len)"
     if kind == "yarn":
         text = (f"yarn ×{float(factor or 0):g}, β {float(params.get('beta_fast') or 32):g}/"
                 f"{float(params.get('beta_slow') or 1):g}, original {orig}")
@@ -684,7 +704,9 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         notes.append("no rotary module and no rope parameters: attention layers add no "
                      "position (any position enters before the first layer)")
     kind = cfg.get("position_embedding_type", "rope")
-    if hf is not None and not any(w in str(kind) for w in ("rope", "rotary")):
+    if hf is not None and not any(w in str(kind) for w in ("rope", "rotary")) and (
+        _reads_position_embedding_type(model_type)
+    ):
         # Granite 4.0 hybrids: position_embedding_type None switches the rotary module off.
         has_rope = False
         notes.append(f"position_embedding_type = {kind!r}: attention layers rotate nothing")
@@ -904,6 +926,15 @@ def _check_factor_and_window(cfg: Mapping[str, Any]) -> None:
         raise ValueError(f"sliding_window must be an integer >= 1 or null, got {window!r}")
 
 
+def _reads_position_embedding_type(model_type: str) -> bool:
+    """Whether the model's code reads ``config.position_embedding_type`` (Granite 4.0 hybrids,
+    ESM do; ModernBERT's released files write ``"absolute"`` and its code rotates anyway)."""
+    from ._rotary import _source, modeling_module
+
+    module = modeling_module(model_type)
+    return module is not None and "position_embedding_type" in _source(module)
+
+
 def _unverified_types() -> frozenset[str]:
     from .hf_check import UNVERIFIED_TYPES
 
@@ -914,11 +945,22 @@ _BASE_KEYS = ("rope_theta", "rotary_emb_base", "rope_base")
 
 
 def _raw_bases(node: Any, where: str = "") -> list[tuple[str, float]]:
-    """Every ``rope_theta``/``rotary_emb_base``/``rope_base`` anywhere in a raw config."""
+    """Every ``rope_theta``/``rotary_emb_base``/``rope_base`` in the text model's part of a raw
+    config: a multimodal wrapper is read through its text config, and a nested block that
+    names its own ``model_type`` (a vision or audio encoder: Llama 4's ``vision_config``) is
+    another model's, not planned."""
     found: list[tuple[str, float]] = []
+    if isinstance(node, Mapping) and not where:
+        from ._resolve import _WRAPPER_KEYS
+
+        wrapper = next((k for k in _WRAPPER_KEYS if isinstance(node.get(k), Mapping)), None)
+        if wrapper is not None:
+            return _raw_bases(node[wrapper], f"{wrapper}.")
     if isinstance(node, Mapping):
         for key, value in node.items():
             name = f"{where}{key}"
+            if isinstance(value, Mapping) and isinstance(value.get("model_type"), str):
+                continue
             if key in _BASE_KEYS and isinstance(value, (int, float)) and not isinstance(
                 value, bool
             ):

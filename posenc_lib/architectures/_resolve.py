@@ -285,6 +285,15 @@ def resolve(config: object) -> Resolved:
             continue
         if isinstance(current, (int, float, str, bool, list, dict, type(None))):
             cfg[key] = current
+    for key in ("num_hidden_layers",):
+        # a property that to_dict() drops (Nemotron-H derives it from its layer pattern)
+        if cfg.get(key) is None:
+            try:
+                value = getattr(text, key, None)
+            except Exception:
+                value = None
+            if isinstance(value, int) and not isinstance(value, bool):
+                cfg[key] = value
     cfg["model_type"] = text.model_type
     if isinstance(config, Mapping):
         raw_text: Mapping[str, Any] = config
@@ -313,20 +322,26 @@ def _written_anywhere(raw: Mapping[str, Any], names: tuple[str, ...]) -> bool:
 
 
 def _fmt(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) >= 1e5:
-        return f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
+    """A value as the printed plan writes it: ``150 000``, ``0.4``; a list by its length."""
+    from ._plan import _number
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _number(value)
     if isinstance(value, list):
         return f"a list of {len(value)}"
-    return f"{value:g}" if isinstance(value, float) else repr(value)
+    return repr(value)
 
 
 def _bases_in(node: Any) -> set[float]:
+    """Every base the file writes, under any name that holds one: ``rope_theta`` and its
+    per-layer-type spellings (ModernBERT's ``global_rope_theta``/``local_rope_theta``),
+    ``rope_local_base_freq`` (Gemma 3), ``rotary_emb_base`` (GPT-NeoX), ``rope_base``."""
     found: set[float] = set()
     if isinstance(node, Mapping):
         for key, value in node.items():
-            if key in ("rope_theta", "rope_local_base_freq", "rotary_emb_base") and isinstance(
-                value, (int, float)
-            ) and not isinstance(value, bool):
+            is_base = "rope_theta" in str(key) or key in (
+                "rope_local_base_freq", "rotary_emb_base", "rope_base")
+            if is_base and isinstance(value, (int, float)) and not isinstance(value, bool):
                 found.add(float(value))
             elif isinstance(value, Mapping):
                 found |= _bases_in(value)
@@ -400,7 +415,7 @@ def provenance_notes(raw: Mapping[str, Any], cfg: Mapping[str, Any], owner: str)
             notes.append(f"{prefix or 'rope_parameters.'}partial_rotary_factor = {_fmt(partial)} "
                          f"from {owner} (not in the file)")
         if block.get("rope_type") == "yarn":
-            missing = [f"{key} = {value!r}" for key, value in _YARN_DEFAULTS.items()
+            missing = [f"{key} = {_fmt(value)}" for key, value in _YARN_DEFAULTS.items()
                        if block.get(key) is None and not _written_anywhere(raw, (key,))]
             if missing:
                 which = "default" if len(missing) == 1 else "defaults"
