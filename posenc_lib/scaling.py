@@ -198,7 +198,8 @@ def dynamic_ntk_base(dim: int, base: float, factor: float, seq_len: int,
         return base
     # Effective factor: 1 at max_position, rising linearly to `factor` at factor·max_position.
     ratio = factor * seq_len / max_position - (factor - 1)
-    return _ntk_base(base, ratio, dim, "the effective factor (from factor and seq_len / max_position)")
+    return _ntk_base(base, ratio, dim,
+                     "the effective factor (from factor and seq_len / max_position)")
 
 
 def yarn_correction_range(

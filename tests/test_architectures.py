@@ -1031,7 +1031,8 @@ def test_seq_len_picks_the_dynamic_ntk_table() -> None:
                             seq_len=2000)
     torch.testing.assert_close(grown.inv_freq, want, rtol=1e-6, atol=0)
     assert not torch.allclose(static.inv_freq, grown.inv_freq, rtol=1e-2)
-    assert "pass --seq-len" in static.describe() and "base 10 000 → " in grown.describe() and "L = 2 000)" in grown.describe()
+    assert "pass --seq-len" in static.describe()
+    assert "base 10 000 → " in grown.describe() and "L = 2 000)" in grown.describe()
 
 
 def test_falcon_alibi_is_planned_as_alibi_with_the_model_s_bias() -> None:

@@ -19,8 +19,8 @@ import torch
 from .._validation import MAX_PYTHON_ITEMS, check_int
 from ..alibi import alibi_slopes, falcon_bf16_bias_error
 from ..extension import extended_rope
-from ..scaling import dynamic_ntk_base
 from ..rope import partial_rotary_dim
+from ..scaling import dynamic_ntk_base
 from ._plan import LayerPosition, QueryScale, _number, proportional_inv_freq
 
 __all__ = ["RUNTIME_ONLY_KEYS", "SUPPORTED_MODEL_TYPES", "TEXT_TYPES", "Plan", "position_plan"]
