@@ -1504,3 +1504,13 @@ def test_dynamic_ntk_prints_the_base_at_seq_len() -> None:
     short = position_plan(cfg, seq_len=4000)[0]
     assert "dynamic NTK ×2 (base unchanged at L = 4 000 ≤ 8 192)" in short.describe()
     torch.testing.assert_close(short.inv_freq, rope_inv_freq(128, 5e5), rtol=2e-6, atol=0)
+
+
+def test_bamba_block_types_are_the_config_s_property() -> None:
+    """BambaConfig's layers_block_type is a property to_dict() drops: with no
+    attn_layer_indices every layer is Mamba (mutation: reading only the dict planned 32 RoPE
+    attention layers); with [9, 18, 27] (the released 9B's) those three attend with RoPE."""
+    bare = position_plan(transformers.CONFIG_MAPPING["bamba"]())
+    assert {e.kind for e in bare} == {"no_attention"} and len(bare) == 32
+    released = position_plan(transformers.CONFIG_MAPPING["bamba"](attn_layer_indices=[9, 18, 27]))
+    assert [e.layer for e in released if e.kind == "rope"] == [9, 18, 27]

@@ -285,14 +285,15 @@ def resolve(config: object) -> Resolved:
             continue
         if isinstance(current, (int, float, str, bool, list, dict, type(None))):
             cfg[key] = current
-    for key in ("num_hidden_layers",):
-        # a property that to_dict() drops (Nemotron-H derives it from its layer pattern)
+    for key, kind in (("num_hidden_layers", int), ("layers_block_type", list)):
+        # properties that to_dict() drops (Nemotron-H derives both from its layer pattern;
+        # Bamba its block types from attn_layer_indices, all Mamba when there are none)
         if cfg.get(key) is None:
             try:
                 value = getattr(text, key, None)
             except Exception:
                 value = None
-            if isinstance(value, int) and not isinstance(value, bool):
+            if isinstance(value, kind) and not isinstance(value, bool):
                 cfg[key] = value
     cfg["model_type"] = text.model_type
     if isinstance(config, Mapping):
