@@ -603,6 +603,8 @@ REFUSED_TYPES: dict[str, str] = {
     "flint": "its windowed and global layers use position in ways not yet read from its code",
     "codegen": "its fused q/k/v projection is split per model-parallel shard before the "
     "rotation, which the plan has not been checked against",
+    "longcat_flash": "each decoder layer holds two attention blocks (its num_hidden_layers is "
+    "2·num_layers), which a plan of one entry per layer does not describe",
 }
 
 
