@@ -1417,7 +1417,7 @@ def test_a_provenance_note_s_number_is_the_plan_s() -> None:
     assert "original 2 048" in yarn[0].describe()
 
 
-# answerdotai/ModernBERT-base config.json as published (every key): per-layer-type bases under
+# answerdotai/ModernBERT-base config.json as released (its 40 keys): per-layer-type bases under
 # their own names, and a leftover position_embedding_type "absolute" its code never reads.
 _MODERNBERT_BASE = {
     "architectures": ["ModernBertForMaskedLM"], "attention_bias": False,
@@ -1459,7 +1459,7 @@ def test_modernbert_bases_come_from_the_file() -> None:
     assert [e.base for e in plan[:3]] == [160000.0, 10000.0, 10000.0]
 
 
-# nvidia/Nemotron-H-8B-Base-8K config.json (the keys transformers' NemotronHConfig reads):
+# the shape of nvidia/Nemotron-H-8B-Base-8K's config.json (the keys NemotronHConfig reads):
 # 52 layers, "M" Mamba-2, "-" MLP, "*" attention.
 _NEMOTRON_H_8B = {
     "architectures": ["NemotronHForCausalLM"], "attention_head_dim": 128, "chunk_size": 128,
