@@ -1417,7 +1417,7 @@ def test_a_provenance_note_s_number_is_the_plan_s() -> None:
     assert "original 2 048" in yarn[0].describe()
 
 
-# answerdotai/ModernBERT-base config.json as released (its 40 keys): per-layer-type bases under
+# answerdotai/ModernBERT-base config.json as released: per-layer-type bases under
 # their own names, and a leftover position_embedding_type "absolute" its code never reads.
 _MODERNBERT_BASE = {
     "architectures": ["ModernBertForMaskedLM"], "attention_bias": False,
