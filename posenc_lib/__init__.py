@@ -71,6 +71,7 @@ from .rope import (
 )
 from .scaling import (
     abf_inv_freq,
+    dynamic_ntk_base,
     dynamic_ntk_inv_freq,
     llama3_inv_freq,
     ntk_inv_freq,
@@ -140,6 +141,7 @@ __all__ = [
     "binary_encoding",
     "causal_mask",
     "cosine_integral",
+    "dynamic_ntk_base",
     "dynamic_ntk_inv_freq",
     "euler_partial_sums",
     "extended_rope",

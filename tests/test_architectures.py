@@ -838,20 +838,82 @@ def test_without_transformers_a_missing_key_is_refused_or_named(monkeypatch) -> 
 def test_with_transformers_a_class_filled_value_is_named() -> None:
     """Values the file leaves out and the config class fills carry a provenance note."""
     gemma = position_plan(published_config("Gemma 3 27B"))
-    assert ("rope_parameters.full_attention.rope_theta = 1e6 from Gemma3TextConfig "
+    assert ("rope_parameters.full_attention.rope_theta = 1 000 000 from Gemma3TextConfig "
             "(not in the file)") in gemma.notes
     raw = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
            "num_attention_heads": 4, "rope_theta": 1e4,
            "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}
     plan = position_plan(raw)
-    assert ("rope_parameters.original_max_position_embeddings = 2048 from LlamaConfig "
+    assert ("rope_parameters.original_max_position_embeddings = 2 048 from LlamaConfig "
             "(not in the file)") in plan.notes
     assert "original 2 048" in plan[0].scaling
     assert "original_max_position_embeddings" not in raw["rope_scaling"]  # not mutated
     assert not any("rope_theta" in n for n in plan.notes)  # the file gives it
     written = position_plan({**raw, "rope_scaling": {**raw["rope_scaling"],
                                                      "original_max_position_embeddings": 512}})
-    assert not any("not in the file" in n for n in written.notes)
+    assert [n for n in written.notes if "not in the file" in n] == [
+        "rope_parameters.beta_fast = 32, beta_slow = 1, truncate = True "
+        "(transformers' YaRN defaults; not in the file)"]
+
+
+_DEEPSEEK_V3 = {"model_type": "deepseek_v3", "hidden_size": 7168, "num_attention_heads": 128,
+                "num_hidden_layers": 2, "max_position_embeddings": 163840, "rope_theta": 10000,
+                "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
+                "v_head_dim": 128,
+                "rope_scaling": {"type": "yarn", "factor": 40, "beta_fast": 32, "beta_slow": 1,
+                                 "original_max_position_embeddings": 4096, "mscale": 1.0,
+                                 "mscale_all_dim": 1.0}}
+
+
+def test_with_transformers_class_filled_rotary_shape_is_named() -> None:
+    """The rotary fraction, MLA's rotary head and YaRN's ramp defaults, when the file omits them."""
+    phi = {"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32,
+           "num_hidden_layers": 2, "rope_theta": 1e4}
+    plan = position_plan(phi)
+    assert plan[0].rotary_dim == 40  # PhiConfig's 0.5 of 80
+    assert ("rope_parameters.partial_rotary_factor = 0.5 from PhiConfig (not in the file)"
+            in plan.notes)
+    # written under either of its names: no note (Phi-2's 0.4, Pythia's rotary_pct)
+    assert not any("partial_rotary_factor" in n
+                   for n in position_plan({**phi, "partial_rotary_factor": 0.4}).notes)
+    neox = {"model_type": "gpt_neox", "hidden_size": 256, "num_attention_heads": 4,
+            "num_hidden_layers": 2, "rope_theta": 1e4}
+    assert any("partial_rotary_factor = 0.25 from GPTNeoXConfig" in n
+               for n in position_plan(neox).notes)
+    assert not any("partial_rotary_factor" in n
+                   for n in position_plan({**neox, "rotary_pct": 0.25}).notes)
+    # DeepSeek-V3 without qk_rope_head_dim: the class's 64 is named; the file's YaRN keeps
+    # its betas, and only truncate is the function's default
+    ds = position_plan(_DEEPSEEK_V3)
+    assert "qk_rope_head_dim = 64 from DeepseekV3Config (not in the file)" in ds.notes
+    assert ("rope_parameters.truncate = True (transformers' YaRN default; not in the file)"
+            in ds.notes)
+    assert not any("beta_fast" in n for n in ds.notes)
+    assert not any("qk_rope_head_dim" in n for n in position_plan(
+        {**_DEEPSEEK_V3, "qk_rope_head_dim": 64}).notes)
+    bare = {**_DEEPSEEK_V3, "rope_scaling": {"type": "yarn", "factor": 40,
+                                             "original_max_position_embeddings": 4096}}
+    assert ("rope_parameters.beta_fast = 32, beta_slow = 1, truncate = True "
+            "(transformers' YaRN defaults; not in the file)") in position_plan(bare).notes
+    # gpt-oss writes all three (truncate false): nothing to name
+    oss = position_plan(published_config("gpt-oss-20b"))
+    assert not any("YaRN" in n for n in oss.notes)
+
+
+def test_without_transformers_yarn_defaults_and_a_null_window(monkeypatch) -> None:
+    monkeypatch.setattr(_resolve, "transformers_or_none", lambda: None)
+    bare = {**_DEEPSEEK_V3, "rope_scaling": {"type": "yarn", "factor": 40,
+                                             "original_max_position_embeddings": 4096}}
+    named = _defaulted(position_plan(bare))
+    assert "beta_fast = 32, beta_slow = 1, truncate = True (YaRN's defaults)" in named
+    assert "qk_rope_head_dim = 64" in named
+    assert "head_dim = hidden_size" not in named  # MLA: the head is qk_nope + qk_rope
+    mistral = {"model_type": "mistral", "hidden_size": 256, "num_attention_heads": 4,
+               "num_hidden_layers": 2, "rope_theta": 1e6, "head_dim": 64}
+    assert "sliding_window = None (no window)" in _defaulted(position_plan(mistral))
+    stated = position_plan({**mistral, "sliding_window": None})  # the file says: no window
+    assert not any("sliding_window" in n for n in stated.notes)
+    assert stated[0].window is None
 
 
 _QWEN3_06B = {"model_type": "qwen3", "hidden_size": 1024, "num_attention_heads": 16,
@@ -969,7 +1031,8 @@ def test_seq_len_picks_the_dynamic_ntk_table() -> None:
                             seq_len=2000)
     torch.testing.assert_close(grown.inv_freq, want, rtol=1e-6, atol=0)
     assert not torch.allclose(static.inv_freq, grown.inv_freq, rtol=1e-2)
-    assert "pass --seq-len" in static.describe() and "L = 2000" in grown.describe()
+    assert "pass --seq-len" in static.describe()
+    assert "base 10 000 → " in grown.describe() and "L = 2 000)" in grown.describe()
 
 
 def test_falcon_alibi_is_planned_as_alibi_with_the_model_s_bias() -> None:
@@ -1265,3 +1328,189 @@ def test_entropy_invariant_scale_laws() -> None:
         entropy_invariant_scale(10, 5, 1.0, regime="flat")
     with pytest.raises(ValueError, match="n"):
         entropy_invariant_scale(1, 5, 1.0)
+
+
+# --- released-config shapes the fresh read of 2026-12-05 ran (gF) ------------------------------
+
+# meta-llama/Llama-4-Scout-17B-16E-Instruct config.json, as published (keys the plan does not
+# read trimmed): the vision tower writes its own rope_theta 10 000 beside the text model's 500 000.
+_SCOUT = {
+    "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+    "text_config": {
+        "attention_chunk_size": 8192, "head_dim": 128, "hidden_size": 5120,
+        "interleave_moe_layer_step": 1, "intermediate_size": 8192,
+        "intermediate_size_mlp": 16384, "max_position_embeddings": 10485760,
+        "model_type": "llama4_text", "no_rope_layers": [], "num_attention_heads": 40,
+        "num_hidden_layers": 48, "num_key_value_heads": 8, "num_local_experts": 16,
+        "rope_scaling": {"factor": 16.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+        "rope_theta": 500000.0, "use_qk_norm": True, "vocab_size": 202048},
+    "vision_config": {
+        "hidden_size": 1408, "image_size": 336, "intermediate_size": 5632,
+        "model_type": "llama4_vision_model", "num_attention_heads": 16,
+        "num_hidden_layers": 34, "patch_size": 14, "rope_theta": 10000,
+        "vision_output_dim": 4096},
+}
+# mistralai/Mistral-Small-3.1-24B-Instruct-2503 config.json (trimmed the same way).
+_MISTRAL_SMALL_31 = {
+    "architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3",
+    "text_config": {
+        "head_dim": 128, "hidden_size": 5120, "intermediate_size": 32768,
+        "max_position_embeddings": 131072, "model_type": "mistral", "num_attention_heads": 32,
+        "num_hidden_layers": 40, "num_key_value_heads": 8, "rope_theta": 1000000000.0,
+        "sliding_window": None, "vocab_size": 131072},
+    "vision_config": {
+        "head_dim": 64, "hidden_size": 1024, "image_size": 1540, "intermediate_size": 4096,
+        "model_type": "pixtral", "num_attention_heads": 16, "num_hidden_layers": 24,
+        "patch_size": 14, "rope_theta": 10000.0},
+}
+
+
+@pytest.mark.parametrize("raw,text_base", [(_SCOUT, 5e5), (_MISTRAL_SMALL_31, 1e9)])
+def test_a_vision_tower_s_base_is_not_reported_against_the_text_model(raw, text_base) -> None:
+    """The vision encoder's rope_theta (10 000) is the one transformers' vision tower uses; only
+    the text model is planned, so no note may call it unused. (Mutation: scanning the whole
+    file, as before, adds "the file says vision_config.rope_theta = 10 000; transformers uses
+    …" and fails here.)"""
+    hf = transformers.AutoConfig.for_model(**copy_without_type(raw), model_type=raw["model_type"])
+    # the tower's own rotary base in transformers 5.25, as the file says
+    assert hf.vision_config.rope_parameters["rope_theta"] == 10000
+    plan = position_plan(raw)
+    assert {e.base for e in plan if e.kind == "rope"} == {text_base}
+    assert not any("vision_config" in n for n in plan.notes), plan.notes
+    assert any("wraps a text model" in n for n in plan.notes)
+
+
+def copy_without_type(raw: dict[str, Any]) -> dict[str, Any]:
+    import copy
+
+    return {k: copy.deepcopy(v) for k, v in raw.items() if k != "model_type"}
+
+
+def _note_numbers(notes: list[str], key: str) -> list[float]:
+    import re
+
+    return [float(m.group(1).replace(" ", "")) for n in notes
+            if (m := re.search(rf"{key} = ([\d ]+(?:\.\d+)?) from ", n))]
+
+
+def test_a_provenance_note_s_number_is_the_plan_s() -> None:
+    """gpt-oss-20b without rope_theta: the class fills 150 000, the plan prints it, and the note
+    names the same number (mutation: the old one-significant-digit format wrote "2e5")."""
+    oss = published_config("gpt-oss-20b")
+    del oss["rope_theta"]
+    plan = position_plan(oss)
+    assert transformers.AutoConfig.for_model(**copy_without_type(oss),
+                                             model_type="gpt_oss").rope_parameters[
+        "rope_theta"] == 150000
+    assert "rope_theta = 150 000 from GptOssConfig (not in the file)" in plan.notes
+    assert plan[0].describe().startswith("RoPE base 150 000,")
+    assert _note_numbers(plan.notes, "rope_theta") == [plan[0].base] == [150000.0]
+    # Gemma 3 27B's global base and a bare YaRN block's original length: the same rule
+    gemma = position_plan(published_config("Gemma 3 27B"))
+    glob = next(e for e in gemma if e.layer_type == "full_attention")
+    assert _note_numbers(gemma.notes, r"full_attention\.rope_theta") == [glob.base] == [1e6]
+    yarn = position_plan({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+                          "num_attention_heads": 4, "rope_theta": 1e4,
+                          "rope_scaling": {"rope_type": "yarn", "factor": 4.0}})
+    assert _note_numbers(yarn.notes, "original_max_position_embeddings") == [2048.0]
+    assert "original 2 048" in yarn[0].describe()
+
+
+# answerdotai/ModernBERT-base config.json as released: per-layer-type bases under
+# their own names, and a leftover position_embedding_type "absolute" its code never reads.
+_MODERNBERT_BASE = {
+    "architectures": ["ModernBertForMaskedLM"], "attention_bias": False,
+    "attention_dropout": 0.0, "bos_token_id": 50281, "classifier_activation": "gelu",
+    "classifier_bias": False, "classifier_dropout": 0.0, "classifier_pooling": "mean",
+    "cls_token_id": 50281, "decoder_bias": True, "deterministic_flash_attn": False,
+    "embedding_dropout": 0.0, "eos_token_id": 50282, "global_attn_every_n_layers": 3,
+    "global_rope_theta": 160000.0, "gradient_checkpointing": False,
+    "hidden_activation": "gelu", "hidden_size": 768, "initializer_cutoff_factor": 2.0,
+    "initializer_range": 0.02, "intermediate_size": 1152, "layer_norm_eps": 1e-05,
+    "local_attention": 128, "local_rope_theta": 10000.0, "max_position_embeddings": 8192,
+    "mlp_bias": False, "mlp_dropout": 0.0, "model_type": "modernbert", "norm_bias": False,
+    "norm_eps": 1e-05, "num_attention_heads": 12, "num_hidden_layers": 22,
+    "pad_token_id": 50283, "position_embedding_type": "absolute", "sep_token_id": 50282,
+    "sparse_pred_ignore_index": -100, "sparse_prediction": False, "torch_dtype": "float32",
+    "transformers_version": "4.47.0.dev0", "vocab_size": 50368,
+}
+
+
+def test_modernbert_bases_come_from_the_file() -> None:
+    """global_rope_theta / local_rope_theta are the file's bases: no "not in the file" note for
+    either (mutation: knowing only rope_theta named both as ModernBertConfig's), and the layers
+    rotate with them whatever position_embedding_type says (mutation: honouring it printed
+    "attention layers rotate nothing")."""
+    from transformers.models.modernbert.modeling_modernbert import ModernBertRotaryEmbedding
+
+    hf = transformers.AutoConfig.for_model(**copy_without_type(_MODERNBERT_BASE),
+                                           model_type="modernbert")
+    assert {k: v["rope_theta"] for k, v in hf.rope_parameters.items()} == {
+        "full_attention": 160000.0, "sliding_attention": 10000.0}
+    plan = position_plan(_MODERNBERT_BASE)
+    assert not any("rope_theta" in n for n in plan.notes), plan.notes
+    assert not any("rotate nothing" in n for n in plan.notes), plan.notes
+    rotary = ModernBertRotaryEmbedding(hf)
+    for entry in plan:
+        assert entry.kind == "rope" and entry.bidirectional
+        want = getattr(rotary, f"{entry.layer_type}_inv_freq").double()
+        torch.testing.assert_close(entry.inv_freq, want, rtol=1e-6, atol=0)
+    assert [e.base for e in plan[:3]] == [160000.0, 10000.0, 10000.0]
+
+
+# the shape of nvidia/Nemotron-H-8B-Base-8K's config.json (the keys NemotronHConfig reads):
+# 52 layers, "M" Mamba-2, "-" MLP, "*" attention.
+_NEMOTRON_H_8B = {
+    "architectures": ["NemotronHForCausalLM"], "attention_head_dim": 128, "chunk_size": 128,
+    "conv_kernel": 4, "expand": 2, "hidden_size": 4096,
+    "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+    "intermediate_size": 21504, "mamba_head_dim": 64, "mamba_num_heads": 128,
+    "max_position_embeddings": 8192, "mlp_hidden_act": "relu2", "model_type": "nemotron_h",
+    "n_groups": 8, "num_attention_heads": 32, "num_hidden_layers": 52,
+    "num_key_value_heads": 8, "sliding_window": None, "ssm_state_size": 128,
+    "vocab_size": 131072,
+}
+
+
+def test_nemotron_h_is_planned_from_its_layer_pattern() -> None:
+    """NemotronHConfig's num_hidden_layers is a property to_dict() drops (mutation: reading
+    only the dict refuses with "has no num_hidden_layers"); its 4 attention layers rotate
+    nothing (no rotary module) and the other 48 carry no position."""
+    hf = transformers.AutoConfig.for_model(**copy_without_type(_NEMOTRON_H_8B),
+                                           model_type="nemotron_h")
+    assert "num_hidden_layers" not in hf.to_dict() and hf.num_hidden_layers == 52
+    plan = position_plan(_NEMOTRON_H_8B)
+    assert len(plan) == 52
+    attends = [e.layer for e in plan if e.kind != "no_attention"]
+    assert attends == [i for i, t in enumerate(hf.layers_block_type) if t == "full_attention"]
+    assert attends == [7, 18, 29, 40] and {plan[i].kind for i in attends} == {"nope"}
+
+
+def test_dynamic_ntk_prints_the_base_at_seq_len() -> None:
+    """Llama 3 8B's shape (base 500 000, 8 192 positions) with dynamic ×2 at 40 000 tokens: the
+    line names the grown base, and the model's own table is RoPE at that base (mutation: the
+    old line printed only "base at L = 40000")."""
+    from posenc_lib import dynamic_ntk_base, rope_inv_freq
+
+    cfg = {"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 4096,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 8192,
+           "rope_theta": 500000.0, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}
+    grown = position_plan(cfg, seq_len=40000)[0]
+    base = dynamic_ntk_base(128, 5e5, 2.0, 40000, 8192)
+    assert round(base) == 4536466
+    assert "dynamic NTK ×2 (base 500 000 → 4 536 466 at L = 40 000)" in grown.describe()
+    torch.testing.assert_close(grown.inv_freq, rope_inv_freq(128, base), rtol=2e-6, atol=0)
+    short = position_plan(cfg, seq_len=4000)[0]
+    assert "dynamic NTK ×2 (base unchanged at L = 4 000 ≤ 8 192)" in short.describe()
+    torch.testing.assert_close(short.inv_freq, rope_inv_freq(128, 5e5), rtol=2e-6, atol=0)
+
+
+def test_bamba_block_types_are_the_config_s_property() -> None:
+    """BambaConfig's layers_block_type is a property to_dict() drops: with no
+    attn_layer_indices every layer is Mamba (mutation: reading only the dict planned 32 RoPE
+    attention layers); with [9, 18, 27] (the released 9B's) those three attend with RoPE."""
+    bare = position_plan(transformers.CONFIG_MAPPING["bamba"]())
+    assert {e.kind for e in bare} == {"no_attention"} and len(bare) == 32
+    released = position_plan(transformers.CONFIG_MAPPING["bamba"](attn_layer_indices=[9, 18, 27]))
+    assert [e.layer for e in released if e.kind == "rope"] == [9, 18, 27]

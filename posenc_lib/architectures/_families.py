@@ -20,6 +20,7 @@ from .._validation import MAX_PYTHON_ITEMS, check_int
 from ..alibi import alibi_slopes, falcon_bf16_bias_error
 from ..extension import extended_rope
 from ..rope import partial_rotary_dim
+from ..scaling import dynamic_ntk_base
 from ._plan import LayerPosition, QueryScale, _number, proportional_inv_freq
 
 __all__ = ["RUNTIME_ONLY_KEYS", "SUPPORTED_MODEL_TYPES", "TEXT_TYPES", "Plan", "position_plan"]
@@ -30,6 +31,9 @@ _METHODS = {
     "llama3": "llama3", "longrope": "longrope",
 }
 _YARN_OPTIONS = ("beta_fast", "beta_slow", "truncate", "attention_factor")
+#: What transformers' ``_compute_yarn_parameters`` (5.25) and posenc_lib use when a yarn block
+#: leaves a key out; a plan names each one it used.
+_YARN_DEFAULTS: dict[str, Any] = {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": True}
 
 _LayerRule = Callable[[dict[str, Any], int, str], bool]
 
@@ -292,6 +296,13 @@ def _rope_block(
         if partial is not None:
             params["partial_rotary_factor"] = partial
     kind = params["rope_type"]
+    if defaulted is not None and kind == "yarn":
+        # transformers' _compute_yarn_parameters reads these with defaults; they move the ramp
+        missing = [f"{key} = {value if isinstance(value, bool) else _number(value)}"
+                   for key, value in _YARN_DEFAULTS.items() if params.get(key) is None]
+        if missing:
+            defaulted.append(", ".join(missing)
+                             + (" (YaRN's default)" if len(missing) == 1 else " (YaRN's defaults)"))
     if defaulted is not None and kind == "llama3":
         for key in ("low_freq_factor", "high_freq_factor", "original_max_position_embeddings"):
             if params.get(key) is None:
@@ -330,6 +341,8 @@ def _rope_entry_fields(
     rope_type = params["rope_type"]
     base = float(params["rope_theta"])
     scaling = _scaling_text(params, seq_len)
+    if rope_type == "dynamic" and seq_len is not None:
+        scaling = _dynamic_text(params, cfg, head_dim, base, seq_len)
     if table is not None:
         inv_freq, attention = table
         rotary_dim = head_dim if rope_type == "proportional" else 2 * int(inv_freq.shape[0])
@@ -389,6 +402,24 @@ def _rope_entry_fields(
     )
 
 
+def _dynamic_text(params: Mapping[str, Any], cfg: Mapping[str, Any], head_dim: int,
+                  base: float, seq_len: int) -> str:
+    """Dynamic NTK at ``seq_len``: the base the model's table uses there (transformers grows it
+    from ``max_position_embeddings``, with the rotary dims of the head)."""
+    factor = float(params.get("factor") or 1.0)
+    length = cfg.get("max_position_embeddings")
+    if not isinstance(length, int) or isinstance(length, bool) or length < 1:
+        raise ValueError("rope_type 'dynamic' needs max_position_embeddings (an integer >= 1), "
+                         f"got {length!r}")
+    dim = partial_rotary_dim(head_dim, float(params.get("partial_rotary_factor", 1.0)))
+    grown = dynamic_ntk_base(dim, base, factor, seq_len, length)
+    if seq_len <= length:
+        return (f"dynamic NTK ×{factor:g} (base unchanged at L = {_number(seq_len)} ≤ "
+                f"{_number(length)})")
+    return (f"dynamic NTK ×{factor:g} (base {_number(base)} → {_number(round(grown))} at "
+            f"L = {_number(seq_len)})")
+
+
 def _mscale_squared(params: Mapping[str, Any], cfg: dict[str, Any]) -> float:
     """DeepSeek's softmax-scale factor ``m(s, mscale_all_dim)²`` (as yarn_apply_mscale)."""
     if params.get("rope_type", "default") == "default" or not params.get("mscale_all_dim"):
@@ -408,7 +439,8 @@ def _fill_class_defaults(cfg: dict[str, Any], model_type: str, defaulted: list[s
         ``head_dim`` absent where the family's class fills a fixed head size (Qwen3's 128,
         Gemma's 256...) that differs from ``hidden_size / num_attention_heads``.
     """
-    if cfg.get("head_dim") is None and not cfg.get("qk_rope_head_dim"):
+    mla = model_type in ("deepseek_v2", "deepseek_v3") or cfg.get("qk_rope_head_dim")
+    if cfg.get("head_dim") is None and not mla:  # MLA's head is qk_nope + qk_rope, named later
         derived = _head_dim(cfg)
         fixed = _CLASS_HEAD_DIM.get(model_type)
         if fixed is not None and fixed != derived:
@@ -536,9 +568,8 @@ def _scaling_text(params: Mapping[str, Any], seq_len: int | None) -> str | None:
         return None
     if kind == "linear":
         return f"linear ×{float(factor or 0):g}"
-    if kind == "dynamic":
-        at = f"base at L = {seq_len}" if seq_len else "static table: pass --seq-len"
-        return f"dynamic NTK ×{float(factor or 0):g} ({at})"
+    if kind == "dynamic":  # the base at --seq-len is added by _rope_entry_fields
+        return f"dynamic NTK ×{float(factor or 0):g} (static table: pass --seq-len)"
     if kind == "yarn":
         text = (f"yarn ×{float(factor or 0):g}, β {float(params.get('beta_fast') or 32):g}/"
                 f"{float(params.get('beta_slow') or 1):g}, original {orig}")
@@ -572,6 +603,8 @@ REFUSED_TYPES: dict[str, str] = {
     "flint": "its windowed and global layers use position in ways not yet read from its code",
     "codegen": "its fused q/k/v projection is split per model-parallel shard before the "
     "rotation, which the plan has not been checked against",
+    "longcat_flash": "each decoder layer holds two attention blocks (its num_hidden_layers is "
+    "2·num_layers), which a plan of one entry per layer does not describe",
 }
 
 
@@ -673,7 +706,9 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         notes.append("no rotary module and no rope parameters: attention layers add no "
                      "position (any position enters before the first layer)")
     kind = cfg.get("position_embedding_type", "rope")
-    if hf is not None and not any(w in str(kind) for w in ("rope", "rotary")):
+    if hf is not None and not any(w in str(kind) for w in ("rope", "rotary")) and (
+        _reads_position_embedding_type(model_type)
+    ):
         # Granite 4.0 hybrids: position_embedding_type None switches the rotary module off.
         has_rope = False
         notes.append(f"position_embedding_type = {kind!r}: attention layers rotate nothing")
@@ -684,7 +719,7 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         except Exception:
             window = None
         window = window if isinstance(window, int) and not isinstance(window, bool) else None
-    if window is None and defaulted is not None and family.window_types != () and any(
+    if "sliding_window" not in cfg and defaulted is not None and family.window_types != () and any(
         family.window_types is None or t in family.window_types for t in layer_types
     ):
         defaulted.append("sliding_window = None (no window)")
@@ -893,6 +928,15 @@ def _check_factor_and_window(cfg: Mapping[str, Any]) -> None:
         raise ValueError(f"sliding_window must be an integer >= 1 or null, got {window!r}")
 
 
+def _reads_position_embedding_type(model_type: str) -> bool:
+    """Whether the model's code reads ``config.position_embedding_type`` (Granite 4.0 hybrids,
+    ESM do; ModernBERT's released files write ``"absolute"`` and its code rotates anyway)."""
+    from ._rotary import _source, modeling_module
+
+    module = modeling_module(model_type)
+    return module is not None and "position_embedding_type" in _source(module)
+
+
 def _unverified_types() -> frozenset[str]:
     from .hf_check import UNVERIFIED_TYPES
 
@@ -903,11 +947,22 @@ _BASE_KEYS = ("rope_theta", "rotary_emb_base", "rope_base")
 
 
 def _raw_bases(node: Any, where: str = "") -> list[tuple[str, float]]:
-    """Every ``rope_theta``/``rotary_emb_base``/``rope_base`` anywhere in a raw config."""
+    """Every ``rope_theta``/``rotary_emb_base``/``rope_base`` in the text model's part of a raw
+    config: a multimodal wrapper is read through its text config, and a nested block that
+    names its own ``model_type`` (a vision or audio encoder: Llama 4's ``vision_config``) is
+    another model's, not planned."""
     found: list[tuple[str, float]] = []
+    if isinstance(node, Mapping) and not where:
+        from ._resolve import _WRAPPER_KEYS
+
+        wrapper = next((k for k in _WRAPPER_KEYS if isinstance(node.get(k), Mapping)), None)
+        if wrapper is not None:
+            return _raw_bases(node[wrapper], f"{wrapper}.")
     if isinstance(node, Mapping):
         for key, value in node.items():
             name = f"{where}{key}"
+            if isinstance(value, Mapping) and isinstance(value.get("model_type"), str):
+                continue
             if key in _BASE_KEYS and isinstance(value, (int, float)) and not isinstance(
                 value, bool
             ):

@@ -330,7 +330,8 @@ class LayerPosition:
             assert self.base is not None
             parts.append(f"RoPE base {_number(self.base)}")
             if self.rope_type == "proportional":
-                parts.append(f"{self.rotated_pairs} of {self.rotary_dim // 2} pairs turn")
+                parts.append(f"{self.rotated_pairs} of {self.rotary_dim // 2} pairs turn "
+                             f"(head {self.head_dim})")
             else:
                 parts.append(f"rotary {self.rotary_dim} of {self.head_dim}")
             if self.mrope_section is not None:

@@ -285,6 +285,16 @@ def resolve(config: object) -> Resolved:
             continue
         if isinstance(current, (int, float, str, bool, list, dict, type(None))):
             cfg[key] = current
+    for key, kind in (("num_hidden_layers", int), ("layers_block_type", list)):
+        # properties that to_dict() drops (Nemotron-H derives both from its layer pattern;
+        # Bamba its block types from attn_layer_indices, all Mamba when there are none)
+        if cfg.get(key) is None:
+            try:
+                value = getattr(text, key, None)
+            except Exception:
+                value = None
+            if isinstance(value, kind) and not isinstance(value, bool):
+                cfg[key] = value
     cfg["model_type"] = text.model_type
     if isinstance(config, Mapping):
         raw_text: Mapping[str, Any] = config
@@ -297,24 +307,42 @@ def resolve(config: object) -> Resolved:
 
 # Position keys a class may fill when the file leaves them out (transformers 5.25).
 _PROVENANCE_KEYS = ("head_dim", "sliding_window", "attention_chunk_size", "partial_rotary_factor",
-                    "rope_interleave", "no_rope_layers")
+                    "rope_interleave", "no_rope_layers", "qk_rope_head_dim")
+# The file's names for the rotary fraction (GPT-NeoX / Pythia write rotary_pct; GPT-J rotary_dim).
+_PARTIAL_NAMES = ("partial_rotary_factor", "rotary_pct", "rotary_dim")
+
+
+def _written_anywhere(raw: Mapping[str, Any], names: tuple[str, ...]) -> bool:
+    """Whether the file gives one of ``names`` at its top level or in a rope block."""
+    blocks: list[Any] = [raw, raw.get("rope_parameters"), raw.get("rope_scaling")]
+    for block in list(blocks[1:]):
+        if isinstance(block, Mapping):
+            blocks += [v for v in block.values() if isinstance(v, Mapping)]
+    return any(isinstance(b, Mapping) and b.get(name) is not None
+               for b in blocks for name in names)
 
 
 def _fmt(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) >= 1e5:
-        return f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
+    """A value as the printed plan writes it: ``150 000``, ``0.4``; a list by its length."""
+    from ._plan import _number
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _number(value)
     if isinstance(value, list):
         return f"a list of {len(value)}"
-    return f"{value:g}" if isinstance(value, float) else repr(value)
+    return repr(value)
 
 
 def _bases_in(node: Any) -> set[float]:
+    """Every base the file writes, under any name that holds one: ``rope_theta`` and its
+    per-layer-type spellings (ModernBERT's ``global_rope_theta``/``local_rope_theta``),
+    ``rope_local_base_freq`` (Gemma 3), ``rotary_emb_base`` (GPT-NeoX), ``rope_base``."""
     found: set[float] = set()
     if isinstance(node, Mapping):
         for key, value in node.items():
-            if key in ("rope_theta", "rope_local_base_freq", "rotary_emb_base") and isinstance(
-                value, (int, float)
-            ) and not isinstance(value, bool):
+            is_base = "rope_theta" in str(key) or key in (
+                "rope_local_base_freq", "rotary_emb_base", "rope_base")
+            if is_base and isinstance(value, (int, float)) and not isinstance(value, bool):
                 found.add(float(value))
             elif isinstance(value, Mapping):
                 found |= _bases_in(value)
@@ -379,6 +407,21 @@ def provenance_notes(raw: Mapping[str, Any], cfg: Mapping[str, Any], owner: str)
         if kind in ("yarn", "llama3", "longrope") and original is not None and not raw_original:
             notes.append(f"{prefix or 'rope_parameters.'}original_max_position_embeddings = "
                          f"{_fmt(original)} from {owner} (not in the file)")
+    from ._families import _YARN_DEFAULTS
+
+    for prefix, block in blocks:
+        partial = block.get("partial_rotary_factor")
+        if (isinstance(partial, (int, float)) and float(partial) != 1.0
+                and not _written_anywhere(raw, _PARTIAL_NAMES)):
+            notes.append(f"{prefix or 'rope_parameters.'}partial_rotary_factor = {_fmt(partial)} "
+                         f"from {owner} (not in the file)")
+        if block.get("rope_type") == "yarn":
+            missing = [f"{key} = {_fmt(value)}" for key, value in _YARN_DEFAULTS.items()
+                       if block.get(key) is None and not _written_anywhere(raw, (key,))]
+            if missing:
+                which = "default" if len(missing) == 1 else "defaults"
+                notes.append(f"{prefix or 'rope_parameters.'}" + ", ".join(missing)
+                             + f" (transformers' YaRN {which}; not in the file)")
     for key in _PROVENANCE_KEYS:
         value = cfg.get(key)
         if value in (None, [], False) or raw.get(key) not in (None, []):
