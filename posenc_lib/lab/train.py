@@ -45,6 +45,7 @@ __all__ = [
     "rope_method_inv_freq",
     "train_model",
     "train_run",
+    "validation_batch",
 ]
 
 # Inference-time RoPE methods. "_temp": with YaRN's attention temperature (0.1·ln s + 1)² on the
@@ -410,10 +411,18 @@ def evaluate(
     return evaluate_full(model, settings, task, length, method, bos)["metric"]
 
 
-def validation_batch(settings: LabSettings, task: CopyTask | MarkovTask, bos: bool = True,
-                     random_first: bool = False):
+def validation_batch(
+    settings: LabSettings, task: CopyTask | MarkovTask, bos: bool = True,
+    random_first: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The fixed validation batch of the learning curves: ``val_batch`` sequences at the
-    training length (never the evaluation batch), with a first token as in :func:`eval_batch`."""
+    training length (never the evaluation batch), with a first token as in :func:`eval_batch`.
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        ``(inputs, targets, scored)`` as :func:`prepend_first` returns them.
+    """
     generator = torch.Generator().manual_seed(settings.eval_seed - 1)
     batch = task.batch(generator, settings.val_batch, settings.train_length)
     return prepend_first(batch, task, bos, random_first, seed=settings.eval_seed - 2)
