@@ -416,7 +416,7 @@ def validation_batch(
     random_first: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The fixed validation batch of the learning curves: ``val_batch`` sequences at the
-    training length (never the evaluation batch), with a first token as in :func:`eval_batch`.
+    training length (never the evaluation batch), with a first token as in ``eval_batch``.
 
     Returns
     -------
