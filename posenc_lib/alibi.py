@@ -347,7 +347,9 @@ def alibi_bias_authors(
     the softmax over keys, and hence the attention, is the same — in exact arithmetic. Cast to
     bfloat16 or float16 (as BLOOM does), the large values ``μ_h·j`` far from key 0 lose their low
     bits and neighbouring keys get equal biases: the attention changes (chapter 7, *Numerics*).
-    That is faithful to BLOOM, and the reason to prefer forms that are zero at the query.
+    That is faithful to BLOOM. A shared row that is zero at the last key (MPT's) moves the error
+    to the early queries instead; only the per-query bias ``−μ_h·(i − j)`` of
+    :func:`alibi_bias`, zero at every query's own key, keeps it small for every query.
 
     Parameters
     ----------

@@ -43,6 +43,7 @@ __all__ = [
     "BANDS",
     "all_ones_scores",
     "base_bound_map",
+    "base_bound_runs",
     "consecutive_angle",
     "first_negative_distance",
     "hermitian_sine",
@@ -603,6 +604,65 @@ def base_bound_map(
     first_t = torch.tensor(first, dtype=torch.float64)
     return first_t[:, None] > torch.tensor(values, dtype=torch.float64)[None, :]
 
+
+
+def base_bound_runs(
+    length: int, dim: int = 128, *, low: float, high: float, rel_step: float = 2e-4
+) -> list[tuple[bool, float, float]]:
+    """Runs of passing and failing bases for Men et al.'s criterion at one length.
+
+    Samples the bases ``low·e^{k·rel_step}`` up to ``high`` (a geometric grid), decides each with
+    :func:`base_bound_map`, and groups consecutive samples with the same verdict. Above the
+    smallest passing base (:func:`smallest_passing_base`) passing and failing runs alternate
+    over a wide range, so neither "the smallest passing base" nor a coarse grid says where every
+    larger base passes; this strip shows it at a stated resolution. A run narrower than a
+    relative ``rel_step`` can fall between two samples and be missed.
+
+    Parameters
+    ----------
+    length : int
+        Context length ``L``, ``1 … 2**20``.
+    dim : int, default 128
+        Head size ``d`` (positive, even).
+    low, high : float
+        The range of bases, ``1 < low < high``.
+    rel_step : float, default 2e-4
+        Step of the grid in ``ln b``, in ``[1e-6, 0.1]``; at most 100 000 samples.
+
+    Returns
+    -------
+    list of (bool, float, float)
+        ``(passes, first base, last base)`` per run, in increasing base; runs alternate in
+        ``passes`` and together hold every sample.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of its range, or the grid would exceed 100 000 samples.
+    """
+    length = check_int(length, "length", minimum=1, what="an integer in [1, 1048576]")
+    if length > 1 << 20:
+        raise ValueError(f"length must be an integer in [1, 1048576], got {length}")
+    dim = check_dim(dim)
+    low, high = check_positive(low, "low"), check_positive(high, "high")
+    if not 1 < low < high:
+        raise ValueError(f"low and high must satisfy 1 < low < high, got low={low}, high={high}")
+    rel_step = check_positive(rel_step, "rel_step")
+    if not 1e-6 <= rel_step <= 0.1:
+        raise ValueError(f"rel_step must be in [1e-6, 0.1], got {rel_step}")
+    n_samples = math.floor(math.log(high / low) / rel_step) + 1
+    if n_samples > 100_000:
+        raise ValueError(f"the grid from low={low} to high={high} at rel_step={rel_step} has "
+                         f"{n_samples} samples; at most 100 000 (raise rel_step)")
+    bases = low * torch.exp(rel_step * torch.arange(n_samples, dtype=torch.float64))
+    verdicts = base_bound_map(dim, bases, torch.tensor([length]))[:, 0].tolist()
+    runs: list[tuple[bool, float, float]] = []
+    for base, passes in zip(bases.tolist(), verdicts, strict=True):
+        if runs and runs[-1][0] == passes:
+            runs[-1] = (passes, runs[-1][1], base)
+        else:
+            runs.append((passes, base, base))
+    return runs
 
 
 def _base_bound_step(length: int, x: torch.Tensor, log_base: float) -> float | None:

@@ -794,13 +794,16 @@ def offset_head_logits(matrix: torch.Tensor, n_pos: int, base: float = 10000.0) 
 
 def learn_offset_head(
     dim: int = 32, train_len: int = 64, back: int = 3, *, steps: int = 400, lr: float = 0.05,
-    weight_decay: float = 0.0, seed: int = 0, base: float = 10000.0,
+    weight_decay: float = 0.0, seed: int = 0, base: float = 10000.0, optimizer: str = "adam",
 ) -> torch.Tensor:
     """Train ``A`` so that the position-only head of chapter 3 attends ``back`` tokens back.
 
-    ``A`` starts at ``0.1·N(0, 1)`` (seeded) and is trained with AdamW on the cross-entropy of
+    ``A`` starts at ``0.1·N(0, 1)`` (seeded) and is trained on the cross-entropy of
     :func:`offset_head_logits` over the queries ``back … train_len − 1``, target key
-    ``m − back``. With ``weight_decay = 0`` AdamW is Adam.
+    ``m − back``, with AdamW (``optimizer="adam"``; with ``weight_decay = 0`` AdamW is Adam) or
+    plain gradient descent (``optimizer="sgd"``: full batch, no momentum). The two differ in
+    where they take ``A``: Adam's per-coordinate step sizes do not respect the rotation
+    structure of the commuting family, plain gradient descent does.
 
     Parameters
     ----------
@@ -815,11 +818,13 @@ def learn_offset_head(
     lr : float
         Learning rate (> 0).
     weight_decay : float
-        AdamW's decoupled weight decay (>= 0).
+        Decoupled weight decay (>= 0), AdamW's or SGD's (``A ← A − lr·(∇ + weight_decay·A)``).
     seed : int
         Seed of the initial ``A``.
     base : float
         The sinusoid's base.
+    optimizer : {"adam", "sgd"}
+        The optimiser.
 
     Returns
     -------
@@ -837,20 +842,26 @@ def learn_offset_head(
         raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
     seed = check_seed(seed)
     base = check_base(base)
+    if not isinstance(optimizer, str) or optimizer not in ("adam", "sgd"):
+        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
     # Refuse sizes that cannot be allocated before any tensor is built.
     check_size(("dim", dim), ("dim", dim), what="the (dim, dim) matrix A")
     check_size(("train_len", train_len), ("train_len", train_len),
                what="the (train_len, train_len) logits")
     gen = torch.Generator().manual_seed(seed)
     a = torch.nn.Parameter(0.1 * torch.randn(dim, dim, generator=gen, dtype=torch.float64))
-    optimizer = torch.optim.AdamW([a], lr=lr, weight_decay=weight_decay)
+    step: torch.optim.Optimizer
+    if optimizer == "adam":
+        step = torch.optim.AdamW([a], lr=lr, weight_decay=weight_decay)
+    else:
+        step = torch.optim.SGD([a], lr=lr, weight_decay=weight_decay)
     queries = torch.arange(back, train_len)
     for _ in range(steps):
         logits = offset_head_logits(a, train_len, base)[queries]
         loss = torch.nn.functional.cross_entropy(logits, queries - back)
-        optimizer.zero_grad()
+        step.zero_grad()
         loss.backward()
-        optimizer.step()
+        step.step()
     return a.detach()
 
 

@@ -636,8 +636,9 @@ class RotaryEmbedding(nn.Module):
       they gather their rows from the table with ``index_select``. Before, positions held on the
       CPU grow the table as ``offset`` does, to cover their largest value (read through NumPy:
       a memory read, no synchronisation), and gather from it; positions on an accelerator (or
-      ``meta``) have their rows computed directly at every call (float64 angles, as Hugging
-      Face does), because finding their largest value would read the device: reserve there.
+      ``meta``) have their rows computed directly at every call, as Hugging Face does (here in
+      float64, Hugging Face in float32), because finding their largest value would read the
+      device: reserve there.
     * floating-point ``positions`` (e.g. interpolated ``m / s``): always computed directly.
 
     Negative integer positions are refused (``ValueError``) whether or not a table is reserved

@@ -790,7 +790,7 @@ def test_published_configs_print_the_model_s_plan() -> None:
     assert "read as 'deepseek_v3'" in kimi and "yarn ×32, β 1/1, original 4 096" in kimi
     assert "rotary 64 of 192, interleaved" in kimi and "softmax scale × 1.813" in kimi
     qn = out["qwen3-next-80b-a3b-instruct"]
-    assert "no attention (linear_attention layer): no position" in qn
+    assert "linear_attention layer (state carried token by token): no position" in qn
     assert "layers 3, 7, …, 47 (every 4th)  RoPE base 10 000 000, rotary 64 of 256" in qn
     assert "layers 0–31  RoPE base 10 000, rotary 128 of 128, half, window 4 096" in out[
         "mistral-7b-v0.1"]

@@ -107,3 +107,21 @@ def test_the_map_and_the_pattern_catch_what_they_should() -> None:
     assert there in chapters.book_labels().targets
     assert DRAFT_HISTORY.findall("An earlier version of this chapter, whose sequences") != []
     assert DRAFT_HISTORY.findall("Older versions read the same JSON differently") == []
+
+
+TEST_NAME = re.compile(r"`(test_\w+)`")
+DEFINED_TESTS = {m.group(1) for path in (ROOT / "tests").glob("test_*.py")
+                 for m in re.finditer(r"^def (test_\w+)", path.read_text(encoding="utf-8"), re.M)}
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=IDS)
+def test_every_test_a_chapter_names_exists(md: Path) -> None:
+    # A chapter that sends the reader to a test by name must name one the suite defines
+    # (chapter 12 once named a DeepSeek test after it had been renamed).
+    named = set(TEST_NAME.findall(md.read_text(encoding="utf-8")))
+    assert named - DEFINED_TESTS == set()
+
+
+def test_the_test_name_check_sees_a_renamed_test() -> None:
+    assert "test_deepseek_cache_shifts_in_its_own_layout" in DEFINED_TESTS
+    assert "test_deepseek_v3_cache_shifts_in_the_half_layout" not in DEFINED_TESTS

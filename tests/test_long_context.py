@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import cmath
+import itertools
 import math
 
 import numpy as np
@@ -359,3 +360,51 @@ def test_logn_attention_scale_is_monotone_and_at_least_one(train_len: int, m: in
 def test_logn_attention_scale_rejects_bad_input(m: object, train_len: object) -> None:
     with pytest.raises((ValueError, TypeError), match=r"position|train_len"):
         logn_attention_scale(m, train_len)  # type: ignore[arg-type]
+
+
+def test_base_bound_runs_finds_the_alternating_runs_above_the_smallest_base() -> None:
+    from posenc_lib.long_context import base_bound_runs, first_negative_distance
+
+    # At 4 096 (d = 128) a passing run starts near 28 631, a failing one near 29 081, an island
+    # passes near 30 129–30 196 and fails again from about 30 202 (a fine scan at 2e-5).
+    runs = base_bound_runs(4096, low=28_000.0, high=31_000.0)
+    assert [p for p, _, _ in runs] == [False, True, False, True, False]
+    starts = [lo for _, lo, _ in runs[1:]]
+    assert starts == pytest.approx([28_631, 29_081, 30_129, 30_202], rel=5e-4)
+    for passes, lo, hi in runs:  # every run's ends have the run's verdict
+        for base in (lo, hi):
+            fails = first_negative_distance(rope_inv_freq(128, base), 4096) is not None
+            assert fails is not passes
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(8, 512), st.floats(50.0, 5000.0), st.floats(1.1, 4.0))
+def test_base_bound_runs_alternate_and_hold_every_sample(length: int, low: float,
+                                                          span: float) -> None:
+    from posenc_lib.long_context import base_bound_map, base_bound_runs
+
+    runs = base_bound_runs(length, 16, low=low, high=low * span, rel_step=1e-3)
+    assert all(a[0] != b[0] for a, b in itertools.pairwise(runs))
+    assert runs[0][1] == pytest.approx(low) and runs[-1][2] <= low * span * (1 + 1e-12)
+    assert all(lo <= hi for _, lo, hi in runs)
+    assert all(a[2] < b[1] for a, b in itertools.pairwise(runs))
+    ends = torch.tensor([b for _, lo, hi in runs for b in (lo, hi)], dtype=torch.float64)
+    verdicts = base_bound_map(16, ends, torch.tensor([length]))[:, 0].tolist()
+    assert verdicts == [p for p, _, _ in runs for _ in (0, 1)]
+
+
+def test_base_bound_runs_rejects_bad_input() -> None:
+    from posenc_lib.long_context import base_bound_runs
+
+    with pytest.raises(ValueError, match="low and high"):
+        base_bound_runs(4096, low=5e4, high=4e4)
+    with pytest.raises(ValueError, match="low and high"):
+        base_bound_runs(4096, low=1.0, high=4e4)
+    with pytest.raises(ValueError, match="rel_step"):
+        base_bound_runs(4096, low=1e4, high=2e4, rel_step=0.5)
+    with pytest.raises(ValueError, match="100 000"):
+        base_bound_runs(4096, low=10.0, high=1e9, rel_step=1e-5)
+    with pytest.raises(ValueError, match="length"):
+        base_bound_runs(0, low=1e4, high=2e4)
+    with pytest.raises(TypeError, match="length"):
+        base_bound_runs(4096.0, low=1e4, high=2e4)  # type: ignore[arg-type]

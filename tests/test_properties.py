@@ -401,5 +401,13 @@ def test_learned_offset_head_takes_the_relative_solution_only_in_part() -> None:
         learn_offset_head(32, 3, 3)
     with pytest.raises(ValueError, match="weight_decay"):
         learn_offset_head(32, 64, 3, weight_decay=-1.0)
+    # plain gradient descent respects the rotation structure: about 0.9 of A commutes (0.908
+    # measured at seed 0), against 0.459 with Adam, and it still fails beyond training
+    descended = learn_offset_head(32, 64, 3, seed=0, lr=0.5, optimizer="sgd")
+    sgd_share = ((commuting_part(descended).norm() / descended.norm()) ** 2).item()
+    assert 0.89 < sgd_share < 0.92
+    assert offset_head_accuracy(descended, 3, 64) == 1.0 > offset_head_accuracy(descended, 64, 128)
+    with pytest.raises(ValueError, match="optimizer"):
+        learn_offset_head(32, 64, 3, optimizer="lbfgs")
     with pytest.raises(ValueError, match="lo"):
         offset_head_accuracy(a, 2, 10)

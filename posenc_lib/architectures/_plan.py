@@ -348,7 +348,7 @@ class LayerPosition:
         elif self.kind == "alibi":
             parts.append("ALiBi")
         elif self.kind == "no_attention":
-            return f"no attention ({self.layer_type} layer): no position"
+            return f"{self.layer_type} layer (state carried token by token): no position"
         else:
             parts.append("NoPE")
         if not math.isclose(self.softmax_scale_factor, 1.0):
