@@ -81,6 +81,25 @@ def test_committed_notebook_has_no_outputs(md: Path) -> None:
 
 
 @pytest.mark.parametrize("md", NOTEBOOK_CHAPTERS, ids=IDS)
+@pytest.mark.parametrize("version", ["1.16.0", "1.99.9"])
+def test_saving_a_chapter_with_any_jupytext_rewrites_nothing(
+    md: Path, version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader's save (`make live`, any jupytext) leaves the committed chapter byte for byte.
+
+    jupytext writes its own version into the header unless the header's metadata filter drops it;
+    CI once failed when jupytext 1.19.7 replaced the committed 1.19.6. Catches: a header without
+    `notebook_metadata_filter: -jupytext.text_representation.jupytext_version`.
+    """
+    import jupytext
+    import jupytext.header
+
+    monkeypatch.setattr(jupytext.header, "__version__", version)
+    source = md.read_text(encoding="utf-8")
+    assert jupytext.writes(jupytext.reads(source, fmt="md:myst"), fmt="md:myst") == source
+
+
+@pytest.mark.parametrize("md", NOTEBOOK_CHAPTERS, ids=IDS)
 def test_first_code_cell_is_the_hidden_setup_cell(md: Path) -> None:
     nb = chapters.read_chapter(md)
     first = next(c for c in nb.cells if c.cell_type == "code")
