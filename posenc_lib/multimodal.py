@@ -110,10 +110,10 @@ def sincos_2d_table(
     Each axis gets ``dim/2`` features, laid out ``[sin(p·ω) | cos(p·ω)]`` with the ``dim/4``
     frequencies ``ω_j = base^(-j/(dim/4))``. Patches are numbered row-major, ``n = r·grid_w + c``.
     MAE's ``get_2d_sincos_pos_embed`` puts the column's half first (``column_first=True``); the
-    "canonical" order row first is ``column_first=False``.
+    row first (MoCo v3's reference code, read literally) is ``column_first=False``.
 
     ``frequency_rule="big_vision"`` spaces the frequencies from 1 down to exactly ``1/base``,
-    ``ω_j = base^(-j/(dim/4 − 1))``, as big_vision's ``posemb_sincos_2d`` (Simple ViT, SigLIP),
+    ``ω_j = base^(-j/(dim/4 − 1))``, as big_vision's ``posemb_sincos_2d`` (Simple ViT),
     whose layout ``[sin c | cos c | sin r | cos r]`` is ``column_first=True``; MoCo v3, which
     that code cites, uses MAE's ``ω_j``.
 

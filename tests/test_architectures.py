@@ -1514,3 +1514,18 @@ def test_bamba_block_types_are_the_config_s_property() -> None:
     assert {e.kind for e in bare} == {"no_attention"} and len(bare) == 32
     released = position_plan(transformers.CONFIG_MAPPING["bamba"](attn_layer_indices=[9, 18, 27]))
     assert [e.layer for e in released if e.kind == "rope"] == [9, 18, 27]
+
+
+def test_census_sees_the_weights_pairing_of_models_that_deinterleave(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """DeepSeek-V3.2 de-interleaves adjacent pairs before rotating, so its q and k reach attention
+    half-split: the shift test alone would pass a plan saying ``half``. The check reads the
+    model's source and fails that plan (mutation caught: deepseek_v32 planned in the half layout).
+    """
+    import posenc_lib.architectures._families as families
+
+    assert hf_check.check_type("deepseek_v32").status == "covered"
+    monkeypatch.setattr(families, "ALWAYS_INTERLEAVED", frozenset())
+    result = hf_check.check_type("deepseek_v32")
+    assert result.status == "mismatch" and "de-interleaves adjacent pairs" in result.detail

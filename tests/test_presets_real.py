@@ -60,9 +60,17 @@ RECORDED: dict[str, tuple[str, dict[str, Any], int]] = {
 }
 
 
-def test_every_preset_is_recorded() -> None:
-    assert set(RECORDED) <= set(ROPE_PRESETS)
-    assert {"Llama 2 7B", "Mistral 7B v0.1", "Phi-3.5-mini-instruct"} <= set(RECORDED)
+# Presets whose config.json is not recorded here: they are checked against their own config class
+# only (test_block_loads_into_the_models_own_config_class_silently, the per-layer tests).
+NOT_RECORDED = {"DeepSeek-V3", "Gemma 3 12B (global layers)", "Llama 3.2 1B",
+                "OLMo 3 7B (full layers)", "Qwen3-4B-Instruct-2507", "gpt-oss-20b"}
+
+
+def test_every_preset_is_recorded_or_named_as_not_recorded() -> None:
+    """Chapter 8 says which presets are checked against a recorded config.json (mutation caught:
+    a new preset with neither a record nor a place in NOT_RECORDED)."""
+    assert set(RECORDED) | NOT_RECORDED == set(ROPE_PRESETS)
+    assert not set(RECORDED) & NOT_RECORDED
 
 
 @pytest.mark.parametrize("name", sorted(RECORDED))

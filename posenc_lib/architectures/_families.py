@@ -208,6 +208,11 @@ _ALWAYS_QK_NORM = {"olmo2": "flat", "olmo3": "flat", "qwen3": "per-head",
 # Types whose attention applies RoPE on windowed layers only once windows are configured (read
 # from their modelling code in transformers 5.25: ``if self.sliding_window is None or
 # self.is_sliding``, ``force_rope``, ``position_embeddings if layer_type == "sliding_attention"``).
+#: Types whose attention always de-interleaves its rotary pairs (transformers 5.25 calls
+#: ``apply_rotary_pos_emb_interleave`` with no ``rope_interleave`` switch): their weights pair
+#: adjacent features, the layout a port must keep.
+ALWAYS_INTERLEAVED = frozenset({"axk2", "bailing_hybrid", "deepseek_v32", "dots3_note",
+                                "glm_moe_dsa", "hy_v4", "hy_v4_vl", "mistral_large4"})
 _SLIDING_ROPE_ONLY = ("afmoe", "cohere2_moe", "exaone4", "exaone_moe", "lara_mini")
 
 
@@ -802,6 +807,8 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
             # rope_interleave (its checkpoints), else transformers' half layout.
             if model_type == "deepseek_v2":
                 convention = "complex"
+            elif model_type in ALWAYS_INTERLEAVED:
+                convention = "interleaved"
             elif "rope_interleave" in cfg or model_type == "deepseek_v3":
                 convention = "interleaved" if cfg.get("rope_interleave", True) else "half"
             else:

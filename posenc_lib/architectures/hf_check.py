@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import json
 import math
+import sys
 from typing import Any
 
 import torch
@@ -194,6 +196,26 @@ def rotary_tables(model: Any) -> dict[str | None, tuple[torch.Tensor, float]]:
     }
 
 
+def deinterleaves(model: Any, config: Any) -> bool:
+    """Whether the model's attention de-interleaves its rotary pairs before rotating.
+
+    transformers' MLA models call ``apply_rotary_pos_emb_interleave``, which rotates adjacent
+    pairs of the weights' layout by first regrouping them into the half layout: q and k then reach
+    attention half-split, so a shift test sees ``half`` although the weights pair adjacent
+    features. Read from the model's module source: some models call it always (DeepSeek-V3.2,
+    GLM-MoE-DSA), others under ``config.rope_interleave`` (DeepSeek-V3).
+    """
+    module = sys.modules.get(type(model).__module__)
+    if module is None:
+        return False
+    source = inspect.getsource(module)
+    if "apply_rotary_pos_emb_interleave(q" not in source:
+        return False
+    if "if self.config.rope_interleave" in source:
+        return bool(getattr(config, "rope_interleave", False))
+    return True
+
+
 def shift_error(config: Any, model: Any, offset: int, seq: int = 12) -> dict[int, float]:
     """Per layer: how far the model's q and k at positions ``p + offset`` are from the plan.
 
@@ -223,8 +245,8 @@ def shift_error(config: Any, model: Any, offset: int, seq: int = 12) -> dict[int
     out: dict[int, float] = {}
     for entry in plan:
         turn = dataclasses.replace(entry, attention_factor=1.0)
-        if getattr(config, "model_type", "") == "deepseek_v3":
-            # DeepSeek de-interleaves its pairs before rotating: q and k reach attention in the
+        if entry.convention == "interleaved" and deinterleaves(model, config):
+            # the model de-interleaves its pairs before rotating: q and k reach attention in the
             # half layout.
             turn = dataclasses.replace(turn, convention="half")
         (q0, k0, _), (q1, k1, _) = base[entry.layer], moved[entry.layer]
@@ -472,11 +494,14 @@ def plan_problems(plan: Any, config: Any, model: Any | None = None, *, seq: int 
             h.remove()
     if not base:
         raise _NotCaptured
-    problems = _compare(plan, config, base, moved, masks, embeddings, seq, offset, tol)
+    weights_paired = deinterleaves(model, config)
+    problems = _compare(plan, config, base, moved, masks, embeddings, seq, offset, tol,
+                        deinterleaved=weights_paired)
     if far is not None and far_offset is not None:
         # past the query scale's length: the plan's multiplier must account for the change
         problems += [p for p in _compare(plan, config, base, far, masks, {}, seq, far_offset,
-                                         tol, shift_only=True) if p not in problems]
+                                         tol, shift_only=True, deinterleaved=weights_paired)
+                     if p not in problems]
     return problems
 
 
@@ -524,7 +549,8 @@ def _expected_softmax_scale(entry: Any, config: Any, q_dim: int) -> float:
 
 
 def _compare(plan: Any, config: Any, base: dict, moved: dict, masks: dict, embeddings: dict,
-             seq: int, offset: int, tol: float, shift_only: bool = False) -> list[str]:
+             seq: int, offset: int, tol: float, shift_only: bool = False,
+             deinterleaved: bool = False) -> list[str]:
     problems: list[str] = []
     shift = torch.full((seq,), float(offset))
     start = torch.arange(seq, dtype=torch.float64)
@@ -538,8 +564,12 @@ def _compare(plan: Any, config: Any, base: dict, moved: dict, masks: dict, embed
             problems.append(f"layer {layer}: no attention captured")
             continue
         turn = dataclasses.replace(entry, attention_factor=1.0)
-        if entry.convention == "interleaved" and getattr(config, "rope_interleave", False):
-            turn = dataclasses.replace(turn, convention="half")  # DeepSeek de-interleaves first
+        if deinterleaved and entry.kind == "rope":
+            # the weights pair adjacent features; q and k reach attention de-interleaved
+            if entry.convention != "interleaved":
+                problems.append(f"layer {layer}: the model de-interleaves adjacent pairs of its "
+                                f"weights, plan says {entry.convention}")
+            turn = dataclasses.replace(turn, convention="half")
         (q0, k0, s0), (q1, k1, _) = base[layer], moved[layer]
         if q0.shape[-1] != entry.head_dim:
             problems.append(f"layer {layer}: head size {q0.shape[-1]} vs plan {entry.head_dim}")

@@ -230,7 +230,7 @@ def counter_maps(
     sinusoid = _np(sinusoidal_table(seq_len, dim, float(base), dtype=torch.float64))
     panels = {
         "binary digits, 1 − 2·bit": binary,
-        "rounded: sin(π(m + ½)/2ʲ)": rounded_counter(seq_len, bits),
+        "smoothed: sin(π(m + ½)/2ʲ)": rounded_counter(seq_len, bits),
         f"sinusoidal, b = {base:g}": np.asarray(sinusoid, dtype=np.float64),
     }
     fig = make_subplots(rows=1, cols=3, subplot_titles=list(panels), horizontal_spacing=0.07)
@@ -252,4 +252,4 @@ def counter_maps(
         fig.update_xaxes(title_text="feature", row=1, col=k + 1)
     fig.update_yaxes(autorange="reversed")
     fig.update_yaxes(title_text="position m", row=1, col=1)
-    return _style(fig, "A binary counter, rounded off, and the sinusoid", height=460)
+    return _style(fig, "A binary counter, smoothed, and the sinusoid", height=460)
