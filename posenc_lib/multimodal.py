@@ -75,8 +75,9 @@ ROPE_2D_PAIRINGS = ("half", "interleaved")
 head, the first ``dim/4`` pairs read the row with ``θ_j = base^(-4j/dim)``, the next ``dim/4``
 the column with the same ``θ_j``. ``"alternating"``: Pixtral — the same pairing, but the 1-D
 spectrum ``base^(-2i/dim)`` is dealt out alternately, even ``i`` to rows and odd ``i`` to columns.
-``"split"``: Gemma 4 — the head is cut in a row half and a column half, each a half-pairing RoPE of
-its own with ``θ_j = base^(-4j/dim)``.
+``"split"``: Gemma 4 — the head is cut in two halves, one per axis, each a half-pairing RoPE of
+its own with ``θ_j = base^(-4j/dim)`` (Gemma 4's ids are (column, row), so its first half reads
+the column).
 """
 
 MROPE_AXES = ("t", "h", "w")
@@ -399,7 +400,9 @@ def apply_rope_2d(
     """2-D RoPE: rotate each pair of a patch at ``(r, c)`` by ``r·f^row_i + c·f^col_i``.
 
     ``"blocks"`` and ``"alternating"`` pair features ``(i, i + dim/2)`` over the whole head;
-    ``"split"`` pairs ``(i, i + dim/4)`` inside the row half and inside the column half (Gemma 4).
+    ``"split"`` pairs ``(i, i + dim/4)`` inside the first half (``rows``) and inside the second
+    (``cols``), as Gemma 4 does; Gemma 4's image processor gives (column, row) ids, so call
+    ``apply_rope_2d(x, cols, rows, layout="split")`` to match it.
     ``frequencies`` replaces the layout's axial frequencies (e.g. RoPE-Mixed's), keeping its
     pairing. ``pairing="interleaved"`` rotates adjacent features ``(2i, 2i + 1)`` by the angle
     of pair ``i`` instead (inside each half for ``"split"``): with ``layout="blocks"`` this is

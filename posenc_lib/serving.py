@@ -318,7 +318,9 @@ def rerotate_keys(
     shift : float or torch.Tensor
         Positions to move by: one number for every key, or shape ``(seq,)`` (one per key).
     base : float, optional
-        RoPE base (default 10 000 when ``inv_freq`` is not given); not both.
+        RoPE base the keys were rotated with (the model's ``rope_theta``). Give ``base`` or
+        ``inv_freq``, exactly one: there is no default, because a K-shift with another model's
+        base moves the keys to wrong positions without an error.
     inv_freq : torch.Tensor, optional
         Shape ``(dim // 2,)``: the inverse frequencies the keys were rotated with.
     convention : str
@@ -353,6 +355,11 @@ def rerotate_keys(
         positions = torch.full((seq,), float(shift), dtype=torch.float64)
     if base is not None and inv_freq is not None:
         raise ValueError("pass either base or inv_freq, not both")
+    if base is None and inv_freq is None:
+        raise ValueError(
+            "rerotate_keys needs the frequencies the keys were rotated with: pass base= (the "
+            "model's rope_theta, e.g. 10000.0) or inv_freq="
+        )
     dim = keys.shape[-1]
     if rotary_dim is not None:
         rotary_dim = check_int(rotary_dim, "rotary_dim", minimum=2, what="an even integer >= 2")
@@ -366,7 +373,7 @@ def rerotate_keys(
     if inv_freq is not None:
         rot = _APPLY[convention](rot, positions, inv_freq=inv_freq)
     else:
-        rot = _APPLY[convention](rot, positions, base=10000.0 if base is None else base)
+        rot = _APPLY[convention](rot, positions, base=base)
     return torch.cat((rot, rest), dim=-1) if rest.shape[-1] else rot
 
 

@@ -1529,3 +1529,25 @@ def test_census_sees_the_weights_pairing_of_models_that_deinterleave(
     monkeypatch.setattr(families, "ALWAYS_INTERLEAVED", frozenset())
     result = hf_check.check_type("deepseek_v32")
     assert result.status == "mismatch" and "de-interleaves adjacent pairs" in result.detail
+
+
+def test_feed_forward_layers_of_a_hybrid_are_not_called_recurrent() -> None:
+    """Nemotron-H's standalone MLP and MoE layers mix no tokens; its Mamba layers carry a state
+    (mutation caught: every non-attention layer printed as 'state carried token by token')."""
+    from posenc_lib.architectures import format_plan
+
+    text = format_plan(position_plan(hf_check.tiny_config("nemotron_h")))
+    assert "mlp layer (no token mixing): no position" in text
+    assert "mlp layer (state carried" not in text and "moe layer (state carried" not in text
+    assert "mamba layer (state carried token by token): no position" in text or (
+        "linear_attention layer (state carried token by token)" in text)
+
+
+def test_zamba2_head_size_is_its_attention_head_dim() -> None:
+    """Zamba2's attention is twice the hidden size wide: 2·2560/32 = 160 per head, not 80
+    (mutation caught: head size read as hidden_size / num_attention_heads)."""
+    from transformers import Zamba2Config
+
+    plan = position_plan(Zamba2Config(hidden_size=2560, num_attention_heads=32).to_dict())
+    rope = [e for e in plan if e.kind == "rope"]
+    assert rope and all(e.head_dim == 160 and e.rotary_dim == 160 for e in rope)

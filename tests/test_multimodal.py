@@ -168,16 +168,29 @@ def test_split_layout_equals_gemma4_vision() -> None:
 
     config = Gemma4VisionConfig(hidden_size=64, num_attention_heads=2, head_dim=32,
                                 num_hidden_layers=1, intermediate_size=16)
+    from transformers.models.gemma4.image_processing_pil_gemma4 import Gemma4ImageProcessorPil
+
     layer = Gemma4VisionRotaryEmbedding(config)
-    rows, cols = _rows_cols(20, 4)
-    pos = torch.stack((rows, cols), dim=-1)[None]  # (batch, seq, 2)
-    x = torch.randn(1, 20, 2, 32, generator=torch.Generator().manual_seed(5))
+    # The ids Gemma 4's own image processor gives a tall image (resized to its patch budget):
+    # (x, y), the column first.
+    processed = Gemma4ImageProcessorPil()(images=[np.zeros((96, 64, 3), dtype=np.uint8)],
+                                          return_tensors="np")
+    ids = torch.as_tensor(processed["image_position_ids"][0])
+    ids = ids[(ids >= 0).all(-1)]                        # drop the padding patches (-1, -1)
+    assert ids[:4].tolist() == [[0, 0], [1, 0], [2, 0], [3, 0]]       # x moves first
+    assert int(ids[:, 1].max()) > int(ids[:, 0].max()) > 0              # taller than wide
+    cols, rows = ids[:, 0].double(), ids[:, 1].double()
+    pos = ids[None]                                      # (batch, seq, 2)
+    x = torch.randn(1, len(ids), 2, 32, generator=torch.Generator().manual_seed(5))
     cos, sin = layer(x, pos)
     hf = apply_multidimensional_rope(x, cos, sin, pos)
     base = config.rope_parameters["rope_theta"]  # 100 for Gemma 4's vision tower
-    ours = apply_rope_2d(x.transpose(1, 2), rows, cols, base=base, layout="split").transpose(1, 2)
+    ours = apply_rope_2d(x.transpose(1, 2), cols, rows, base=base, layout="split").transpose(1, 2)
     torch.testing.assert_close(ours, hf, atol=2e-5, rtol=0)
-    blocks = apply_rope_2d(x.transpose(1, 2), rows, cols, base=base).transpose(1, 2)
+    # mutations caught: the row first, or the blocks layout
+    row_first = apply_rope_2d(x.transpose(1, 2), rows, cols, base=base, layout="split")
+    assert (row_first.transpose(1, 2) - hf).abs().max() > 0.1
+    blocks = apply_rope_2d(x.transpose(1, 2), cols, rows, base=base).transpose(1, 2)
     assert (blocks - hf).abs().max() > 0.1
 
 

@@ -151,9 +151,12 @@ def test_rerotate_keys_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="shift"):
         rerotate_keys(keys, torch.zeros(2, 2))
     with pytest.raises(ValueError, match="positions"):
-        rerotate_keys(keys, torch.zeros(3))
+        rerotate_keys(keys, torch.zeros(3), base=1e4)
     with pytest.raises(ValueError, match="convention"):
         rerotate_keys(keys, 1, convention="neox")
+    # no default base: a K-shift with another model's base would be silently wrong
+    with pytest.raises(ValueError, match=r"pass base= .*or inv_freq="):
+        rerotate_keys(keys, 1)
 
 
 class _SinkHeads(torch.nn.Module):
@@ -278,11 +281,11 @@ def test_kshift_with_rotary_dim_leaves_the_unrotated_features(start: int, shift:
 
 def test_rerotate_keys_rejects_a_bad_rotary_dim() -> None:
     with pytest.raises(ValueError, match="rotary_dim must be even and at most the key size 8"):
-        rerotate_keys(torch.randn(4, 8), 1, rotary_dim=10)
+        rerotate_keys(torch.randn(4, 8), 1, base=1e4, rotary_dim=10)
     with pytest.raises(ValueError, match="rotary_dim must be even"):
-        rerotate_keys(torch.randn(4, 8), 1, rotary_dim=3)
+        rerotate_keys(torch.randn(4, 8), 1, base=1e4, rotary_dim=3)
     with pytest.raises(TypeError, match="rotary_dim"):
-        rerotate_keys(torch.randn(4, 8), 1, rotary_dim=4.0)
+        rerotate_keys(torch.randn(4, 8), 1, base=1e4, rotary_dim=4.0)
 
 
 @pytest.mark.parametrize(("version", "right", "wrong"), [

@@ -252,6 +252,8 @@ def _first(cfg: Mapping[str, Any], *names: str, default: Any = None) -> Any:
 def _head_dim(cfg: dict[str, Any]) -> int:
     if cfg.get("head_dim"):
         return int(cfg["head_dim"])
+    if cfg.get("attention_head_dim"):  # Zamba2: its attention is twice the hidden size wide
+        return int(cfg["attention_head_dim"])
     hidden = _first(cfg, "hidden_size", "n_embd", "d_model")
     heads = _first(cfg, "num_attention_heads", "n_head", "n_heads")
     if hidden is None or heads is None:

@@ -27,7 +27,8 @@ from ..rope import CONVENTIONS, apply_rope_complex, apply_rope_half, apply_rope_
 __all__ = ["KINDS", "QK_NORM_KINDS", "LayerPosition", "QueryScale", "proportional_inv_freq"]
 
 #: The kinds of layer a plan names: ``"no_attention"`` is a hybrid's recurrent, linear-attention
-#: or state-space layer (position reaches it only through the order it reads tokens in).
+#: or state-space layer (position reaches it only through the order it reads tokens in), or a
+#: layer that mixes no tokens at all (Nemotron-H's standalone MLP and MoE layers).
 KINDS: tuple[str, ...] = ("rope", "nope", "alibi", "no_attention")
 
 #: How a layer normalises q and k (``LayerPosition.qk_norm_kind``): over each head's features
@@ -36,6 +37,10 @@ KINDS: tuple[str, ...] = ("rope", "nope", "alibi", "no_attention")
 #: and 3).
 QK_NORM_KINDS: tuple[str, ...] = ("per-head", "per-head, no weight", "per-head, weight per head",
                                   "flat")
+
+#: Layer types that mix no tokens at all (a feed-forward block standing alone as a layer, as in
+#: Nemotron-H): unlike recurrent and linear-attention layers they carry no state either.
+_MIXING_FREE_TYPES = frozenset({"mlp", "moe"})
 
 
 _APPLY = {
@@ -348,6 +353,8 @@ class LayerPosition:
         elif self.kind == "alibi":
             parts.append("ALiBi")
         elif self.kind == "no_attention":
+            if self.layer_type in _MIXING_FREE_TYPES:
+                return f"{self.layer_type} layer (no token mixing): no position"
             return f"{self.layer_type} layer (state carried token by token): no position"
         else:
             parts.append("NoPE")
