@@ -625,9 +625,11 @@ def audit_positions(
     ``encoding`` narrows the position codes to what the model's encoding can notice (measured in
     chapter 12): ``"absolute"`` (learned or sinusoidal table: every padded row without ids is
     wrong); ``"rope"`` (a row padded on the left only is shifted as a whole, which RoPE does not
-    see; padding after a real token is flagged); ``"alibi"`` (BLOOM's bias numbers keys by the
-    mask's cumulative sum, so neither ``padding-without-ids`` nor ``ids-disagree-with-mask``
-    applies) and ``"nope"`` (the ids are not read). ``right-padding-generate`` applies under every
+    see; padding after a real token is flagged); ``"alibi"`` (an ALiBi whose bias numbers keys
+    by the mask's cumulative sum, as BLOOM's does, so neither ``padding-without-ids`` nor
+    ``ids-disagree-with-mask`` applies; an ALiBi that numbers keys by column, as MPT's does, is
+    hurt by right padding like RoPE: audit it with ``"rope"`` or ``None``) and ``"nope"`` (the
+    ids are not read). ``right-padding-generate`` applies under every
     encoding: ``generate`` predicts the next token from a pad slot whatever the encoding.
     ``None`` (the default) assumes nothing and flags every padded row. The packing codes are
     about the mask and apply to every encoding.

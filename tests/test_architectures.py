@@ -1551,3 +1551,29 @@ def test_zamba2_head_size_is_its_attention_head_dim() -> None:
     plan = position_plan(Zamba2Config(hidden_size=2560, num_attention_heads=32).to_dict())
     rope = [e for e in plan if e.kind == "rope"]
     assert rope and all(e.head_dim == 160 and e.rotary_dim == 160 for e in rope)
+
+
+def test_every_type_that_always_deinterleaves_is_listed() -> None:
+    """Each census type whose modelling code always calls ``apply_rotary_pos_emb_interleave`` (no
+    ``rope_interleave`` switch) is in ALWAYS_INTERLEAVED, so its plan says ``interleaved`` (mutation
+    caught: mistral_large4_text missing from the set, as it once was)."""
+    import importlib
+    import inspect
+
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    from posenc_lib.architectures._families import ALWAYS_INTERLEAVED
+
+    always = set()
+    for model_type in CENSUS:
+        class_name = MODEL_MAPPING_NAMES.get(model_type)
+        if class_name is None:
+            continue
+        source = inspect.getsource(importlib.import_module(
+            getattr(transformers, class_name).__module__))
+        if ("apply_rotary_pos_emb_interleave(q" in source
+                and "if self.config.rope_interleave" not in source):
+            always.add(model_type)
+    assert "deepseek_v32" in always and "deepseek_v3" not in always
+    assert always <= ALWAYS_INTERLEAVED, sorted(always - ALWAYS_INTERLEAVED)

@@ -212,7 +212,13 @@ _ALWAYS_QK_NORM = {"olmo2": "flat", "olmo3": "flat", "qwen3": "per-head",
 #: ``apply_rotary_pos_emb_interleave`` with no ``rope_interleave`` switch): their weights pair
 #: adjacent features, the layout a port must keep.
 ALWAYS_INTERLEAVED = frozenset({"axk2", "bailing_hybrid", "deepseek_v32", "dots3_note",
-                                "glm_moe_dsa", "hy_v4", "hy_v4_vl", "mistral_large4"})
+                                "dots3_note_text", "glm_moe_dsa", "hy_v4", "hy_v4_vl",
+                                "hy_v4_vl_text", "longcat_flash", "mistral_large4",
+                                "mistral_large4_text"})
+#: Types whose attention passes softmax scale 1 whatever the head size (transformers 5.25: Gemma
+#: 4's attention sets ``self.scaling = 1.0``, its q and k being RMS-normalised); not a config key.
+UNIT_SOFTMAX_SCALE_TYPES = frozenset({"gemma4_text", "gemma4_unified_text",
+                                      "embedding_gemma2_text"})
 _SLIDING_ROPE_ONLY = ("afmoe", "cohere2_moe", "exaone4", "exaone_moe", "lara_mini")
 
 
@@ -657,6 +663,9 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     cfg, hf, model_type = dict(resolved.cfg), resolved.hf_config, resolved.model_type
     cfg["num_hidden_layers"] = n
     notes = list(resolved.notes)
+    if model_type in UNIT_SOFTMAX_SCALE_TYPES:
+        notes.append("attention is unscaled: transformers passes softmax scale 1, not "
+                     "1/sqrt(head_dim) (q and k are RMS-normalised)")
     if model_type in _unverified_types():
         notes.append("not verified against transformers' layers (its tiny model could not be "
                      "built here)")

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from .._validation import check_choice, check_positions
-from ._families import position_plan
+from ._families import UNIT_SOFTMAX_SCALE_TYPES, position_plan
 
 __all__ = [
     "TINY_CONFIGS",
@@ -526,18 +526,13 @@ def _query_scale_offset(plan: Any, config: Any) -> int | None:
     return max(floors) if floors else None
 
 
-# Types whose attention passes scaling = 1.0 whatever the head size (transformers 5.25: Gemma 4's
-# attention sets self.scaling = 1.0, its q and k being RMS-normalised); not a config key.
-_UNIT_SOFTMAX_SCALE = frozenset({"gemma4_text", "gemma4_unified_text", "embedding_gemma2_text"})
-
-
 def _expected_softmax_scale(entry: Any, config: Any, q_dim: int) -> float:
     """The scale the layer should pass to attention: the config's own scale key (Granite's
     ``attention_multiplier``, Gemma's ``query_pre_attn_scalar``) or ``1/sqrt(q_dim)``, times
     the plan's ``softmax_scale_factor``."""
     multiplier = _get(config, "attention_multiplier")
     scalar = _get(config, "query_pre_attn_scalar")
-    if _get(config, "model_type") in _UNIT_SOFTMAX_SCALE:
+    if _get(config, "model_type") in UNIT_SOFTMAX_SCALE_TYPES:
         base = 1.0
     elif isinstance(multiplier, (int, float)) and multiplier:
         base = float(multiplier)
