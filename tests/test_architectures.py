@@ -1577,3 +1577,13 @@ def test_every_type_that_always_deinterleaves_is_listed() -> None:
             always.add(model_type)
     assert "deepseek_v32" in always and "deepseek_v3" not in always
     assert always <= ALWAYS_INTERLEAVED, sorted(always - ALWAYS_INTERLEAVED)
+
+
+def test_gemma4_plan_says_its_attention_is_unscaled() -> None:
+    """Gemma 4 passes softmax scale 1 (q and k are RMS-normalised); the plan says so in a note,
+    and the census check expects exactly that scale (mutation caught: a plan silent about it, as
+    a port reading the plan would then scale by 1/sqrt(head_dim))."""
+    plan = position_plan(hf_check.tiny_config("gemma4_text"))
+    assert any(n.startswith("attention is unscaled") for n in plan.notes)
+    llama = position_plan(hf_check.tiny_config("llama"))
+    assert not any(n.startswith("attention is unscaled") for n in llama.notes)
