@@ -1,6 +1,6 @@
 """ALiBi (Press et al. 2022): a linear distance penalty added to the attention logits.
 
-Head ``h`` adds ``−μ_h·(i − j)`` to the logit of query ``i`` and key ``j ≤ i``. The slopes form a
+Head ``h`` adds ``−μ_h·(m − n)`` to the logit of query ``m`` and key ``n ≤ m``. The slopes form a
 geometric sequence ``μ_h = 2^(−8(h+1)/n)`` for ``n`` a power of two; other head counts take the
 slopes of the nearest smaller power of two and fill up with every other slope of the next one.
 
@@ -235,7 +235,7 @@ def linear_bias(
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
-    """The linear bias ``−μ_h·(i − j)`` for any per-head slopes ``μ_h``.
+    """The linear bias ``−μ_h·(m − n)`` for any per-head slopes ``μ_h``.
 
     Query ``i`` sits at absolute position ``k_len − q_len + i``. With ``r = pos(i) − j``:
     ``bias = −μ_h·r`` for ``r ≥ 0``; for ``r < 0`` ``−inf`` when ``causal`` and ``−μ_h·|r|``
@@ -348,7 +348,7 @@ def alibi_bias_authors(
     bfloat16 or float16 (as BLOOM does), the large values ``μ_h·j`` far from key 0 lose their low
     bits and neighbouring keys get equal biases: the attention changes (chapter 7, *Numerics*).
     That is faithful to BLOOM. A shared row that is zero at the last key (MPT's) moves the error
-    to the early queries instead; only the per-query bias ``−μ_h·(i − j)`` of
+    to the early queries instead; only the per-query bias ``−μ_h·(m − n)`` of
     :func:`alibi_bias`, zero at every query's own key, keeps it small for every query.
 
     Parameters
@@ -434,12 +434,14 @@ def packed_alibi_bias(
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
-    """Causal ALiBi for documents packed into one sequence: distances restart per document.
+    """Causal ALiBi for documents packed into one sequence, with a per-document mask.
 
-    Training packs several documents into one row. Token ``i`` of a document may only see keys of
-    its own document, at distance ``i − j`` counted inside it; keys of earlier documents are
-    masked with ``−inf``. (Without that mask the bias keeps penalising across the boundary, and
-    the next document attends to the previous one.)
+    Training packs several documents into one row. The query at position ``m`` of a document may
+    only see keys of its own document, at distance ``m − n``; keys of earlier documents are
+    masked with ``−inf``. The mask is what keeps documents apart: without it the next document
+    attends to the previous one. With it, distances counted inside each document and distances
+    counted along the whole row give the same bias on every visible key, since the distance
+    between two tokens of one document does not depend on where the document starts.
 
     Parameters
     ----------

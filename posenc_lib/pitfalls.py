@@ -279,10 +279,10 @@ def alibi_slopes_literal(n_heads: int, *, dtype: torch.dtype = torch.float32) ->
 def alibi_bias_wrong_sign(
     n_heads: int, seq_len: int, *, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    """BUG: the causal ALiBi bias with its sign flipped, ``+m·(i − j)`` instead of ``−m·(i − j)``.
+    """BUG: the causal ALiBi bias with its sign flipped, ``+μ·(m − n)`` instead of ``−μ·(m − n)``.
 
     Easy to write when porting code that adds ``+m·j`` (see
-    :func:`posenc_lib.alibi.alibi_bias_authors`) to a kernel that takes ``i − j``: the far past
+    :func:`posenc_lib.alibi.alibi_bias_authors`) to a kernel that takes ``m − n``: the far past
     is then *rewarded*, and a content-free query attends mostly to the first token.
 
     Fixed counterpart: :func:`posenc_lib.alibi.alibi_bias`.

@@ -291,8 +291,10 @@ def rerotate_keys(
     evicted, so a shifted cache is not a recomputation of the shortened text.
 
     With ``shift`` a ``(seq,)`` tensor of absolute positions and unrotated keys, the same call
-    applies the *first* rotation; with a frequency difference as ``inv_freq`` it corrects each key
-    for a change of frequencies (dynamic NTK).
+    applies the *first* rotation; with a frequency difference as ``inv_freq`` it corrects each
+    key's rotation for a change of frequencies (dynamic NTK). In a model of several layers both
+    are exact only in the first layer: a deeper layer's keys were computed from hidden states
+    that attended to the evicted tokens, or with the old frequencies (chapter 12 measures both).
 
     ``convention`` must be the layout *of the cache*, which is not always the checkpoint's:
 
@@ -624,13 +626,15 @@ def audit_positions(
 
     ``encoding`` narrows the position codes to what the model's encoding can notice (measured in
     chapter 12): ``"absolute"`` (learned or sinusoidal table: every padded row without ids is
-    wrong); ``"rope"`` (a row padded on the left only is shifted as a whole, which RoPE does not
-    see; padding after a real token is flagged); ``"alibi"`` (an ALiBi whose bias numbers keys
-    by the mask's cumulative sum, as BLOOM's does, so neither ``padding-without-ids`` nor
-    ``ids-disagree-with-mask`` applies; an ALiBi that numbers keys by column, as MPT's does, is
-    hurt by right padding like RoPE: audit it with ``"rope"`` or ``None``) and ``"nope"`` (the
-    ids are not read). ``right-padding-generate`` applies under every
-    encoding: ``generate`` predicts the next token from a pad slot whatever the encoding.
+    wrong); ``"rope"`` (a row padded on the left only is shifted as a whole, which RoPE with
+    fixed frequencies does not see; padding after a real token is flagged — and every padded row
+    when ``rope_type`` is ``"dynamic"`` or ``"longrope"`` and the padded length passes
+    ``original_max_position``, as the pads' ids then change the frequencies); ``"alibi"`` (an
+    ALiBi whose bias numbers keys by the mask's cumulative sum, as BLOOM's does, so neither
+    ``padding-without-ids`` nor ``ids-disagree-with-mask`` applies; an ALiBi that numbers keys
+    by column, as MPT's does, is hurt by right padding like RoPE: audit it with ``"rope"`` or
+    ``None``) and ``"nope"`` (the ids are not read). ``right-padding-generate`` applies under
+    every encoding: ``generate`` predicts the next token from a pad slot whatever the encoding.
     ``None`` (the default) assumes nothing and flags every padded row. The packing codes are
     about the mask and apply to every encoding.
 
@@ -751,7 +755,11 @@ def audit_positions(
              "generate on a right-padded row: the new token gets id 1 (the last pad's 0 + 1) "
              "and is predicted from a pad slot; pad on the left")
     elif position_ids is None and attention_mask is not None and not explicit_mask and reads_ids:
-        if encoding == "rope":  # a left-padded row moves as a whole; a gap after a real token
+        # Under RoPE a left-padded row moves as a whole, which only a gap after a real token
+        # breaks — unless the frequencies follow the largest id (dynamic NTK, LongRoPE's switch)
+        # and the pads' column ids carry it past the training length.
+        length_dependent = rope_type in ("dynamic", "longrope") and cache_length + seq > limit
+        if encoding == "rope" and not length_dependent:
             seen = full_mask.cumsum(-1) > 0
             padded = ((full_mask == 0) & seen).any(-1)
         flag("padding-without-ids", padded,
@@ -789,7 +797,8 @@ def audit_positions(
     if rope_type == "dynamic" and (use_cache or cache_length > 0) and total > limit:
         flag("dynamic-ntk-with-cache", list(range(batch)),
              f"dynamic NTK past its training length {limit} with a cache: "
-             "cached keys keep the old frequencies; re-prefill or correct each key")
+             "cached keys keep the old frequencies; prefill again (a per-key correction is "
+             "exact only in the first layer)")
     if rope_type == "longrope" and not generate and 0 < cache_length <= limit < total:
         flag("longrope-switch-with-cache", list(range(batch)),
              f"this step crosses LongRoPE's original length {limit} with keys "

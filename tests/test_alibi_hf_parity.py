@@ -2,7 +2,7 @@
 
 Both build the bias in float32 with ``torch.pow``; ours is float64 rounded once, so slopes agree
 to a few float32 ulps. Both return the ``+m·j`` form (one row for every query), which gives our
-``−m·(i − j)`` attention after the causal mask and the softmax.
+``−μ·(m − n)`` attention after the causal mask and the softmax.
 """
 
 from __future__ import annotations

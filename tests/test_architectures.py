@@ -1554,29 +1554,41 @@ def test_zamba2_head_size_is_its_attention_head_dim() -> None:
 
 
 def test_every_type_that_always_deinterleaves_is_listed() -> None:
-    """Each census type whose modelling code always calls ``apply_rotary_pos_emb_interleave`` (no
-    ``rope_interleave`` switch) is in ALWAYS_INTERLEAVED, so its plan says ``interleaved`` (mutation
-    caught: mistral_large4_text missing from the set, as it once was)."""
+    """Each census type whose attention calls ``apply_rotary_pos_emb_interleave`` even with
+    ``rope_interleave=False`` is in ALWAYS_INTERLEAVED, so its plan says ``interleaved``; a type
+    with the switch calls it only when the switch is on. Observed by running each tiny model
+    (mutations caught: mistral_large4_text missing from the set, as it once was; a detector that
+    ignores the switch, which would call deepseek_v3 with ``rope_interleave=False``
+    de-interleaving).
+    """
     import importlib
-    import inspect
 
     import transformers
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
     from posenc_lib.architectures._families import ALWAYS_INTERLEAVED
 
-    always = set()
+    always, switched = set(), set()
     for model_type in CENSUS:
         class_name = MODEL_MAPPING_NAMES.get(model_type)
         if class_name is None:
             continue
-        source = inspect.getsource(importlib.import_module(
-            getattr(transformers, class_name).__module__))
-        if ("apply_rotary_pos_emb_interleave(q" in source
-                and "if self.config.rope_interleave" not in source):
+        module = importlib.import_module(getattr(transformers, class_name).__module__)
+        if not hasattr(module, "apply_rotary_pos_emb_interleave"):
+            continue
+        if hf_check.check_type(model_type).status != "covered":
+            continue  # no plan to check: refused by name (longcat_flash) or not built (axk1)
+        config, model = hf_check.tiny_model(model_type)
+        if not hf_check.deinterleaves(model, config):
+            continue
+        if not hasattr(config, "rope_interleave"):
             always.add(model_type)
-    assert "deepseek_v32" in always and "deepseek_v3" not in always
+            continue
+        model.config.rope_interleave = False  # the switch a forward pass reads, if it reads it
+        (always if hf_check.deinterleaves(model, config) else switched).add(model_type)
+    assert "deepseek_v32" in always and "deepseek_v3" in switched
     assert always <= ALWAYS_INTERLEAVED, sorted(always - ALWAYS_INTERLEAVED)
+    assert not hf_check.deinterleaves(*hf_check.tiny_model("llama"))
 
 
 def test_gemma4_plan_says_its_attention_is_unscaled() -> None:
@@ -1587,3 +1599,72 @@ def test_gemma4_plan_says_its_attention_is_unscaled() -> None:
     assert any(n.startswith("attention is unscaled") for n in plan.notes)
     llama = position_plan(hf_check.tiny_config("llama"))
     assert not any(n.startswith("attention is unscaled") for n in llama.notes)
+
+
+def test_tiny_model_names_an_unknown_type_and_builds_any_known_one() -> None:
+    """tiny_model refuses a type transformers does not know with a ValueError naming the
+    parameter, and builds a census type outside TINY_CONFIGS from tiny_config (mutation caught:
+    a tiny_model limited to TINY_CONFIGS, or one that raises a KeyError)."""
+    with pytest.raises(ValueError, match="model_type must be a model type transformers"):
+        hf_check.tiny_model("not_a_model")
+    with pytest.raises(TypeError, match="model_type must be a str"):
+        hf_check.tiny_model(3)  # type: ignore[arg-type]
+    assert "deepseek_v32" not in hf_check.TINY_CONFIGS
+    config, model = hf_check.tiny_model("deepseek_v32")
+    assert config.model_type == "deepseek_v32" and hf_check.deinterleaves(model, config)
+
+
+def test_plans_outside_the_census_say_so_and_kimi_linear_mla_is_nope() -> None:
+    """A type outside the census is planned with a "not verified" note (mutation caught: a silent
+    plan for nemotron_h); Kimi Linear's released config sets rope_theta beside mla_use_nope, and
+    its MLA layers rotate nothing in transformers (mutation caught: rope_theta read as RoPE)."""
+    import transformers
+
+    notes = position_plan(transformers.CONFIG_MAPPING["nemotron_h"]()).notes
+    assert any("outside the census" in n for n in notes), notes
+    assert not any("outside the census" in n
+                   for n in position_plan(hf_check.tiny_config("llama")).notes)
+    kimi = transformers.CONFIG_MAPPING["kimi_linear"]().to_dict()
+    kimi.update(mla_use_nope=True, rope_theta=10000.0)
+    plan = position_plan(kimi)
+    assert {e.kind for e in plan} <= {"nope", "no_attention"} and any(
+        e.kind == "nope" for e in plan)
+    assert any("mla_use_nope" in n for n in plan.notes)
+
+
+@pytest.mark.parametrize(("config", "says"), [
+    ({"model_type": "mllama", "text_config": {"model_type": "mllama_text_model",
+                                              "num_hidden_layers": 10,
+                                              "cross_attention_layers": [3, 8]},
+      "vision_config": {"model_type": "mllama_vision_model"}}, "cross_attention_layers"),
+    ({"model_type": "roformer"}, "sinusoidal table"),
+    ({"model_type": "deberta-v2"}, "disentangled attention"),
+    ({"model_type": "xlnet"}, "relative attention"),
+    ({"model_type": "mpnet"}, "relative position bias"),
+    ({"model_type": "t5"}, "relative_attention_num_buckets"),
+    ({"model_type": "bert", "position_embedding_type": "relative_key"}, "relative_key"),
+])
+def test_models_with_position_inside_attention_are_refused(config: dict, says: str) -> None:
+    """Relative biases, disentangled attention, RoFormer's own rotation and Mllama's cross-
+    attention layers are refused by name instead of planned as position-free layers (mutation
+    caught: the note "any position enters before the first layer" on DeBERTa-v3 or RoFormer)."""
+    with pytest.raises(ValueError, match=says):
+        position_plan(config)
+
+
+def test_hunyuan_alpha_is_a_fixed_base() -> None:
+    """Hunyuan's "dynamic" block with alpha is transformers' static ntk_alpha: the plan prints the
+    base rope_theta·alpha^(d/(d−2)) its table uses at every length (mutation caught: "base 10 000,
+    dynamic NTK" and a base that grows with --seq-len)."""
+    config = {"model_type": "hunyuan_v1_moe", "num_hidden_layers": 2, "hidden_size": 256,
+              "num_attention_heads": 2, "head_dim": 128, "num_key_value_heads": 1,
+              "max_position_embeddings": 32768, "rope_theta": 10000.0, "vocab_size": 100,
+              "num_experts": 4, "moe_topk": 2, "intermediate_size": 64,
+              "rope_scaling": {"type": "dynamic", "alpha": 1000.0, "factor": 1.0}}
+    expected = 10000.0 * 1000.0 ** (128 / 126)
+    for seq_len in (None, 65536):
+        plan = position_plan(config, seq_len=seq_len)
+        assert all(e.rope_type == "ntk_alpha" for e in plan)
+        assert all(math.isclose(e.base, expected, rel_tol=1e-4) for e in plan)
+        theta = expected ** (-torch.arange(0, 128, 2, dtype=torch.float64) / 128)
+        assert torch.allclose(plan[0].inv_freq, theta, rtol=1e-5)

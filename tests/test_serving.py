@@ -457,6 +457,14 @@ def test_audit_encoding_flags_what_each_encoding_notices() -> None:
     left = torch.tensor([[1] * 6, [0, 0, 0, 1, 1, 1]])
     assert _codes(audit_positions(ids, left, encoding="absolute")) == {"padding-without-ids"}
     assert audit_positions(ids, left, encoding="rope") == []
+    # ... unless the frequencies follow the largest id (dynamic NTK, training length 4): the pads'
+    # column ids change them, so the left-padded row is flagged (0.027 measured in chapter 12's
+    # review; mutation caught: the fixed-frequency rule applied to dynamic NTK)
+    issues = audit_positions(ids, left, encoding="rope", rope_type="dynamic",
+                             original_max_position=4, use_cache=False)
+    assert _codes(issues) == {"padding-without-ids"} and issues[0].rows == (1,)
+    assert audit_positions(ids, left, encoding="rope", rope_type="dynamic",
+                           original_max_position=8, use_cache=False) == []
     step = torch.tensor([[1, 1, 1, 0, 0, 0, 1]])  # one token after a right-padded prompt
     issues = audit_positions(ids[:1, :1], step, cache_length=6, encoding="rope")
     assert _codes(issues) == {"padding-without-ids"} and issues[0].rows == (0,)

@@ -261,3 +261,31 @@ def test_config_checker_reports_live_and_static(monkeypatch: pytest.MonkeyPatch)
     assert "error: config must be valid JSON" in report.value
     with pytest.raises(TypeError, match="text"):
         Wd.config_checker(3)
+
+
+@pytest.mark.parametrize("preset", ["Gemma 3 12B (global layers)", "OLMo 3 7B (full layers)"])
+def test_a_nudged_per_layer_preset_keeps_its_per_layer_block(preset: str) -> None:
+    """Gemma 3 and OLMo 3 read rope_parameters per layer type: after a factor change the printed
+    block is still per layer type, loads into the preset's own config class with the full-
+    attention layers scaled by the new factor, and drops the preset's explicit attention factor
+    (mutation caught: a custom mode that prints a flat block, which the class ignores)."""
+    import html
+    import re
+
+    import transformers
+
+    from posenc_lib.presets import ROPE_PRESETS
+
+    ui = Wd.calculator_live(preset=preset)
+    start = ROPE_PRESETS[preset]
+    ui.controls["factor"].value = start.factor + 1
+    assert ui.controls["preset"].value.startswith("custom")
+    match = re.search(r"\{.*?\n\}", html.unescape(ui.text.value), re.S)
+    assert match, ui.text.value
+    fields = json.loads(match.group(0))
+    block = fields["rope_parameters"]
+    assert set(block) == {"full_attention", "sliding_attention"}, block
+    assert "attention_factor" not in block["full_attention"]
+    config = transformers.CONFIG_MAPPING[start.model_type](**fields)
+    assert config.rope_parameters["full_attention"]["factor"] == start.factor + 1
+    assert config.rope_parameters["sliding_attention"]["rope_type"] == "default"

@@ -9,6 +9,7 @@ model of each type and compare).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -618,6 +619,23 @@ REFUSED_TYPES: dict[str, str] = {
     "rotation, which the plan has not been checked against",
     "longcat_flash": "each decoder layer holds two attention blocks (its num_hidden_layers is "
     "2·num_layers), which a plan of one entry per layer does not describe",
+    "mllama_text_model": "its cross_attention_layers attend to image tokens without rotation, "
+    "beside causal RoPE self-attention layers; the plan has no kind for cross-attention",
+    "roformer": "it rotates q and k with its own sinusoidal table inside each self-attention, "
+    "not with a rotary module the plan reads",
+    "xlnet": "its relative attention adds position terms inside every layer",
+    "mpnet": "it adds a T5-style relative position bias inside every layer",
+    "deberta": "its disentangled attention adds relative position terms inside every layer",
+    "deberta-v2": "its disentangled attention adds relative position terms inside every layer",
+    "sew-d": "its disentangled attention adds relative position terms inside every layer",
+    "transfo-xl": "its relative attention adds position terms inside every layer",
+}
+
+#: Config settings that put relative position terms inside attention (no rotary module), with
+#: what they do: a plan would call such a model's layers position-free.
+_RELATIVE_SETTINGS: dict[str, str] = {
+    "relative_attention_num_buckets": "a T5-style bucketed relative bias inside every layer",
+    "relative_attention": "relative position terms inside every layer",
 }
 
 
@@ -669,6 +687,10 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     if model_type in _unverified_types():
         notes.append("not verified against transformers' layers (its tiny model could not be "
                      "built here)")
+    elif hf is not None and model_type not in _census():
+        notes.append(f"not verified against transformers' layers: {model_type!r} is outside the "
+                     "census of text models with a rotary module, so this plan is read from "
+                     "the config and its class's defaults only")
     defaulted: list[str] | None = None if hf is not None else []
     family = _FAMILIES.get(model_type)
     if family is None and hf is None:
@@ -721,6 +743,10 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         has_rope = False
         notes.append("no rotary module and no rope parameters: attention layers add no "
                      "position (any position enters before the first layer)")
+    if cfg.get("mla_use_nope") is True:
+        # Kimi Linear: its MLA layers have no rotary module, whatever rope_theta says.
+        has_rope = False
+        notes.append("mla_use_nope = true: the MLA attention layers rotate nothing")
     kind = cfg.get("position_embedding_type", "rope")
     if hf is not None and not any(w in str(kind) for w in ("rope", "rotary")) and (
         _reads_position_embedding_type(model_type)
@@ -849,6 +875,7 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         plan = _phimoe_longrope(plan, cfg, notes)
     if tables is not None:
         plan = _base_from_table(plan, notes)
+        plan = _ntk_alpha(plan, cfg, model_type, notes)
     if isinstance(config, Mapping):
         _note_unused_bases(config, plan, notes)
     if defaulted:
@@ -906,6 +933,17 @@ def _preflight(config: object) -> tuple[Any, int]:
             f"model_type {model_type!r} cannot be described by position_plan: "
             f"{REFUSED_TYPES[model_type]}"
         )
+    kind = str(cfg.get("position_embedding_type") or "")
+    if kind.startswith("relative_key"):
+        raise ValueError(
+            f"model_type {model_type!r} with position_embedding_type = {kind!r} cannot be "
+            "described by position_plan: it adds learned relative position terms inside every "
+            "layer")
+    for key, what in _RELATIVE_SETTINGS.items():
+        if cfg.get(key) not in (None, False, 0):
+            raise ValueError(
+                f"model_type {model_type!r} with {key} = {cfg[key]!r} cannot be described by "
+                f"position_plan: {what}")
     if _FAMILIES.get(model_type) is None and resolved.hf_config is None:
         raise ValueError(
             f"model_type {model_type!r} is not supported by position_plan without transformers; "
@@ -953,6 +991,13 @@ def _reads_position_embedding_type(model_type: str) -> bool:
 
     module = modeling_module(model_type)
     return module is not None and "position_embedding_type" in _source(module)
+
+
+@functools.cache
+def _census() -> frozenset[str]:
+    from .hf_check import census_types
+
+    return frozenset(census_types())
 
 
 def _unverified_types() -> frozenset[str]:
@@ -1022,6 +1067,29 @@ def _base_from_table(plan: list[LayerPosition], notes: list[str]) -> list[LayerP
                     notes.append(note)
                 p = dataclasses.replace(p, base=table_base)
         out.append(p)
+    return out
+
+
+def _ntk_alpha(plan: list[LayerPosition], cfg: Mapping[str, Any], model_type: str,
+               notes: list[str]) -> list[LayerPosition]:
+    """Hunyuan: a "dynamic" block with ``alpha`` is a fixed base ``θ·α^(d/(d−2))`` in
+    transformers (its ``ntk_alpha`` rope type); print the base the table uses."""
+    blocks = _blocks(cfg)
+    alpha = blocks[0].get("alpha") if blocks else None
+    kind = (blocks[0].get("rope_type") or blocks[0].get("type")) if blocks else None
+    if not model_type.startswith("hunyuan") or not alpha or kind != "dynamic":
+        return plan
+    out = []
+    for p in plan:
+        if p.kind == "rope" and p.inv_freq is not None and p.inv_freq.numel() >= 2:
+            table_base = float(p.inv_freq[1]) ** (-p.rotary_dim / 2)
+            p = dataclasses.replace(
+                p, rope_type="ntk_alpha", base=float(f"{table_base:.5g}"),
+                scaling=f"NTK-alpha α = {float(alpha):g}, a fixed base at every length")
+        out.append(p)
+    notes.append(f"rope_type 'dynamic' with alpha = {float(alpha):g}: transformers uses the "
+                 "fixed base rope_theta·alpha^(d/(d−2)) at every length (its 'ntk_alpha'), "
+                 "not dynamic NTK")
     return out
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import inspect
 import json
 import math
 import sys
@@ -21,7 +20,7 @@ from typing import Any
 
 import torch
 
-from .._validation import check_choice, check_positions
+from .._validation import check_positions
 from ._families import UNIT_SOFTMAX_SCALE_TYPES, position_plan
 
 __all__ = [
@@ -111,7 +110,8 @@ def tiny_model(model_type: str, **overrides: Any) -> tuple[Any, Any]:
     Parameters
     ----------
     model_type : str
-        A key of :data:`TINY_CONFIGS`.
+        A key of :data:`TINY_CONFIGS`, or any other model type transformers knows (its config
+        then gets small sizes on the class defaults, as :func:`tiny_config` gives them).
     **overrides
         Config keys to change (e.g. ``rope_parameters``).
 
@@ -121,8 +121,14 @@ def tiny_model(model_type: str, **overrides: Any) -> tuple[Any, Any]:
         ``(config, model)``: the transformers config and the base model in eval mode (seed 0).
     """
     global _REGISTERED
-    model_type = check_choice(model_type, "model_type", tuple(TINY_CONFIGS))
     import transformers
+
+    if not isinstance(model_type, str):
+        raise TypeError(f"model_type must be a str, got {type(model_type).__name__}")
+    if model_type not in transformers.CONFIG_MAPPING:
+        raise ValueError(
+            f"model_type must be a model type transformers {transformers.__version__} knows (a "
+            f"key of transformers.CONFIG_MAPPING, e.g. 'llama'), got {model_type!r}")
 
     if not _REGISTERED:
         from transformers.masking_utils import AttentionMaskInterface, eager_mask
@@ -132,13 +138,12 @@ def tiny_model(model_type: str, **overrides: Any) -> tuple[Any, Any]:
         # mask, no window, no chunk): give it the eager one, so the model runs as designed.
         AttentionMaskInterface.register("posenc_capture", eager_mask)
         _REGISTERED = True
-    kwargs = json.loads(json.dumps({**TINY_CONFIGS[model_type], **overrides}))
     # The tiny vocabulary and original lengths make transformers log notices (token ids out of
     # range, a YaRN factor that differs from max/original) that do not apply to a random model.
     verbosity = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()
     try:
-        config = transformers.CONFIG_MAPPING[model_type](**kwargs)
+        config = tiny_config(model_type, **overrides)
         torch.manual_seed(0)
         model = transformers.AutoModel.from_config(config, attn_implementation="posenc_capture")
     finally:
@@ -196,24 +201,51 @@ def rotary_tables(model: Any) -> dict[str | None, tuple[torch.Tensor, float]]:
     }
 
 
+# transformers' function that regroups adjacent rotary pairs into the half layout, then rotates.
+_DEINTERLEAVING_ROTATION = "apply_rotary_pos_emb_interleave"
+
+
 def deinterleaves(model: Any, config: Any) -> bool:
     """Whether the model's attention de-interleaves its rotary pairs before rotating.
 
-    transformers' MLA models call ``apply_rotary_pos_emb_interleave``, which rotates adjacent
-    pairs of the weights' layout by first regrouping them into the half layout: q and k then reach
-    attention half-split, so a shift test sees ``half`` although the weights pair adjacent
-    features. Read from the model's module source: some models call it always (DeepSeek-V3.2,
-    GLM-MoE-DSA), others under ``config.rope_interleave`` (DeepSeek-V3).
+    transformers' MLA models rotate with ``apply_rotary_pos_emb_interleave``, which rotates
+    adjacent pairs of the weights' layout by first regrouping them into the half layout: q and k
+    then reach attention half-split, so a shift test sees ``half`` although the weights pair
+    adjacent features. Some models call it always (DeepSeek-V3.2, GLM-MoE-DSA), others only under
+    ``config.rope_interleave`` (DeepSeek-V3). Observed, not read from the source: the function is
+    wrapped in the model's module for one short forward pass, and its calls are counted.
+
+    Parameters
+    ----------
+    model : transformers model
+        From :func:`tiny_model` (its attention records q and k).
+    config : transformers config
+        The model's config; unused, kept so that callers pass the pair they hold.
+
+    Returns
+    -------
+    bool
+        True when at least one layer called the de-interleaving rotation during a forward pass of
+        12 tokens; False when none did, or the model's module has no such function.
     """
+    del config  # the forward pass already reads it
     module = sys.modules.get(type(model).__module__)
-    if module is None:
+    rotation = getattr(module, _DEINTERLEAVING_ROTATION, None)
+    if module is None or rotation is None:
         return False
-    source = inspect.getsource(module)
-    if "apply_rotary_pos_emb_interleave(q" not in source:
-        return False
-    if "if self.config.rope_interleave" in source:
-        return bool(getattr(config, "rope_interleave", False))
-    return True
+    calls = 0
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return rotation(*args, **kwargs)
+
+    setattr(module, _DEINTERLEAVING_ROTATION, counted)
+    try:
+        layer_qk(model, torch.arange(12))
+    finally:
+        setattr(module, _DEINTERLEAVING_ROTATION, rotation)
+    return calls > 0
 
 
 def shift_error(config: Any, model: Any, offset: int, seq: int = 12) -> dict[int, float]:
@@ -242,10 +274,11 @@ def shift_error(config: Any, model: Any, offset: int, seq: int = 12) -> dict[int
     base = layer_qk(model, torch.arange(seq))
     moved = layer_qk(model, torch.arange(seq) + offset)
     shift = torch.full((seq,), float(offset))
+    paired = deinterleaves(model, config)
     out: dict[int, float] = {}
     for entry in plan:
         turn = dataclasses.replace(entry, attention_factor=1.0)
-        if entry.convention == "interleaved" and deinterleaves(model, config):
+        if entry.convention == "interleaved" and paired:
             # the model de-interleaves its pairs before rotating: q and k reach attention in the
             # half layout.
             turn = dataclasses.replace(turn, convention="half")

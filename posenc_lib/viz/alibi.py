@@ -113,13 +113,13 @@ def _alibi_state(
             # head slider changes the colours, not only the colour bar's labels.
             "zmin": -_BIAS_CLIP,
             "zmax": 0.0,
-            "hovertemplate": "query i = %{y}, key j = %{x}<br>bias −m·(i−j) = %{z:.3f}" + extra,
+            "hovertemplate": "query m = %{y}, key n = %{x}<br>bias −μ·(m−n) = %{z:.3f}" + extra,
         },
         {
             "x": axis,
             "y": axis,
             "z": w if decimals is None else _lists(w, decimals),
-            "hovertemplate": "query i = %{y}, key j = %{x}<br>weight = %{z:.3f}" + extra,
+            "hovertemplate": "query m = %{y}, key n = %{x}<br>weight = %{z:.3f}" + extra,
         },
     ]
 
@@ -127,7 +127,7 @@ def _alibi_state(
 def alibi_heatmaps(
     n_heads: int = 8, seq_len: int = 32, *, head: int = 0, sliders: bool = True
 ) -> go.Figure:
-    """One ALiBi head: its causal bias ``−m_h·(i − j)`` and the attention pattern it alone gives.
+    """One ALiBi head: its causal bias ``−μ_h·(m − n)`` and the attention pattern it alone gives.
 
     Parameters
     ----------
@@ -184,9 +184,9 @@ def alibi_heatmaps(
         col=2,
     )
     for c in (1, 2):
-        fig.update_xaxes(title_text="key position j", row=1, col=c)
+        fig.update_xaxes(title_text="key position n", row=1, col=c)
         fig.update_yaxes(autorange="reversed", row=1, col=c)
-    fig.update_yaxes(title_text="query position i", row=1, col=1)
+    fig.update_yaxes(title_text="query position m", row=1, col=1)
     title = _alibi_title(n_heads)
     if sliders:
         shown = sorted(set(_sampled(n_heads, _MAX_HEAD_STEPS).tolist()) | {head})
@@ -232,7 +232,7 @@ def _reach_state(n_heads: int, context: int) -> list[dict[str, Any]]:
                 "customdata": slopes,
                 "hovertemplate": (
                     "head h = %{x}, slope μ = %{customdata:.4g}<br>"
-                    f"bias −{nats:g} nat at distance {nats:g}/m = %{{y:.4g}}<extra></extra>"
+                    f"bias −{nats:g} nat at distance {nats:g}/μ = %{{y:.4g}}<extra></extra>"
                 ),
             }
         )
@@ -243,7 +243,7 @@ def _reach_state(n_heads: int, context: int) -> list[dict[str, Any]]:
 def alibi_reach_figure(
     n_heads: int = 12, context: int = 2048, *, sliders: bool = True
 ) -> go.Figure:
-    """Each head's reach: the distances ``1/m_h``, ``5/m_h``, ``10/m_h`` where its bias has fallen
+    """Each head's reach: the distances ``1/μ_h``, ``5/μ_h``, ``10/μ_h`` where its bias has fallen
     by 1, 5 and 10 nats (the weight of a key by ``e^{−1}``, ``e^{−5}``, ``e^{−10}``).
 
     Parameters
@@ -284,7 +284,7 @@ def alibi_reach_figure(
     )
     fig.update_layout(
         xaxis={"title": {"text": "head h (in the order the slopes are assigned)"}},
-        yaxis={"title": {"text": "distance i − j (tokens, log scale)"}, "type": "log"},
+        yaxis={"title": {"text": "distance r = m − n (tokens, log scale)"}, "type": "log"},
         # Legend in its own band under the title (the template's top margin is too small for both).
         legend={"orientation": "h", "x": 0.0, "y": 1.02, "yanchor": "bottom"},
         margin={"t": 110},
@@ -313,7 +313,7 @@ def alibi_reach_figure(
             }
         )
     fig.update_layout(
-        sliders=[_slider(steps, grid.index(n_heads), "heads n = ", y=-0.16, pad_t=10)],
+        sliders=[_slider(steps, grid.index(n_heads), "heads H = ", y=-0.16, pad_t=10)],
         margin={"b": 130, "t": 110},
     )
     return _style(fig, title, height=560)
@@ -325,7 +325,7 @@ def alibi_reach_figure(
 def _alibi_lines_state(n_heads: int, max_distance: int) -> dict[str, Any]:
     slopes = _np(alibi_slopes(n_heads, dtype=torch.float64))
     ends = np.full(n_heads, float(max_distance))
-    # A straight line per head from (0, 0) to (R, −m·R); None breaks the line between heads.
+    # A straight line per head from (0, 0) to (R, −μ·R); None breaks the line between heads.
     x = np.stack([np.zeros(n_heads), ends, np.full(n_heads, None)], 1).reshape(-1).tolist()
     y = np.stack([np.zeros(n_heads), -slopes * ends, np.full(n_heads, None)], 1)
     heads = np.repeat(np.arange(n_heads), 3)
@@ -353,7 +353,7 @@ def alibi_rope_figure(
 ) -> go.Figure:
     """ALiBi beside RoPE: what distance does to the score of a fixed ``q·k``.
 
-    Left: ALiBi adds ``−m_h·r`` to the logit, a straight line per head that never turns back.
+    Left: ALiBi adds ``−μ_h·r`` to the logit, a straight line per head that never turns back.
     Right: RoPE adds nothing, but RoFormer's bound on ``|q·k|`` shrinks with distance; drawn
     relative to distance 0, ``f(r)/f(0)`` (:func:`posenc_lib.analysis.rope_decay_bound`).
 
@@ -399,7 +399,7 @@ def alibi_rope_figure(
                    line={"color": COLORWAY[1], "width": 2}, name="RoPE f(r)/f(0)"),
         row=1, col=2,
     )
-    fig.update_xaxes(title_text="distance r = i − j (tokens)", range=[0, max_distance])
+    fig.update_xaxes(title_text="distance r = m − n (tokens)", range=[0, max_distance])
     fig.update_yaxes(title_text="bias (nats)", range=[-10.5, 0.5], row=1, col=1)
     fig.update_yaxes(title_text="f(r) / f(0)", range=[0, 1.05], row=1, col=2)
     fig.update_layout(showlegend=False)
@@ -421,7 +421,7 @@ def alibi_rope_figure(
                                     [1]]})
     fig.update_layout(
         sliders=[
-            _slider(head_steps, heads.index(n_heads), "ALiBi heads n = ", y=-0.2, pad_t=10),
+            _slider(head_steps, heads.index(n_heads), "ALiBi heads H = ", y=-0.2, pad_t=10),
             _slider(base_steps, bases.index(base), "RoPE base b = ", y=-0.46, pad_t=10),
         ],
         margin={"b": 220},
@@ -449,7 +449,7 @@ def _window_state(n_heads: int, window: int, max_factor: int) -> dict[str, Any]:
     n = len(lengths)
     x = np.concatenate([np.append(lengths, _GAP) for _ in range(n_heads)]).tolist()
     y = np.concatenate([np.append([float(f"{v:.4g}") for v in row], _GAP) for row in leak]).tolist()
-    # The marker colour, log2(1/m), is also what the hover shows to tell the heads apart.
+    # The marker colour, log2(1/μ), is also what the hover shows to tell the heads apart.
     colour = np.repeat(np.log2(1.0 / slopes), n + 1)
     return {"x": x, "y": y, "marker": {"color": np.round(colour, 3).tolist()}}
 
@@ -459,9 +459,9 @@ def alibi_window_figure(
 ) -> go.Figure:
     """Attention mass a content-free query leaks beyond its last ``window`` keys as ``T`` grows.
 
-    ``1 − (1 − e^{−m·L}) / (1 − e^{−m·T})`` per head (one minus
+    ``1 − (1 − e^{−μ·L}) / (1 − e^{−μ·T})`` per head (one minus
     :func:`posenc_lib.alibi.alibi_window_mass`), on a log axis, for sequence lengths ``T`` from
-    ``L = window`` to ``max_factor·L``: it rises from 0, then flattens at ``e^{−m·L}``. Values
+    ``L = window`` to ``max_factor·L``: it rises from 0, then flattens at ``e^{−μ·L}``. Values
     below :data:`LEAK_FLOOR` (10⁻⁶) are drawn at the floor, so steep heads lie on it.
 
     Parameters
@@ -479,7 +479,7 @@ def alibi_window_figure(
     -------
     plotly.graph_objects.Figure
         One line-and-marker trace (heads separated by ``None``), markers coloured by
-        ``log₂(1/m_h)``; log x = sequence length.
+        ``log₂(1/μ_h)``; log x = sequence length.
     """
     n_heads = _int(n_heads, "n_heads", 1, 128)
     window = _int(window, "window", 1, 10**6)
@@ -525,7 +525,7 @@ def alibi_window_figure(
             }
         )
     fig.update_layout(
-        sliders=[_slider(steps, grid.index(n_heads), "heads n = ", y=-0.16, pad_t=10)],
+        sliders=[_slider(steps, grid.index(n_heads), "heads H = ", y=-0.16, pad_t=10)],
         margin={"b": 130},
     )
     return _style(fig, title, height=540)

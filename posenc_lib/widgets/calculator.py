@@ -149,19 +149,30 @@ def _custom(dim: int, base: float, train_len: int, method: str, factor: float,
     LongRoPE's lists) are kept from the carried preset while its method and dimension are kept;
     so is its ``max_position_embeddings`` while the factor and the training length are unchanged.
     LongRoPE without lists of the right length uses uniform lists (1 below, ``s`` beyond the
-    training length): a plain position interpolation in LongRoPE's form.
+    training length): a plain position interpolation in LongRoPE's form. An explicit
+    ``attention_factor`` is dropped when the factor moves (it was the preset's), and the carried
+    preset's ``model_type`` and sliding-layer base are kept, so that Gemma 3's and OLMo 3's
+    blocks stay per layer type.
     """
     options: dict[str, Any] = {}
     context = train_len if method == "dynamic" else round(factor * train_len)
     if carried is not None and carried.method == method and carried.rotary_dim == dim:
         options = dict(carried.options)
+        if carried.factor != factor:
+            # an explicit attention factor belongs to the preset's factor (OLMo 3's 0.1 ln 8 + 1)
+            options.pop("attention_factor", None)
         if (method != "dynamic" and carried.factor == factor
                 and carried.train_len == train_len):
             context = carried.context
     if method == "longrope" and len(options.get("long_factor", ())) != dim // 2:
         options = {"short_factor": [1.0] * (dim // 2), "long_factor": [factor] * (dim // 2)}
+    # The config class that reads the block: Gemma 3 and OLMo 3 read it per layer type, with the
+    # sliding layers' own base, whatever the controls say.
+    layout: dict[str, Any] = {}
+    if carried is not None:
+        layout = {"model_type": carried.model_type, "sliding_base": carried.sliding_base}
     return RopePreset(_CUSTOM, dim, dim, base, method, factor, train_len, context,
-                      "your settings", options)
+                      "your settings", options, **layout)
 
 
 def calculator_live(
