@@ -87,7 +87,7 @@ def test_heatmap_colour_bar_sits_between_the_panels_and_collides_with_no_title()
     fig = alibi_heatmaps()
     left_end, right_start = fig.layout.xaxis.domain[1], fig.layout.xaxis2.domain[0]
     assert left_end <= fig.data[0].colorbar.x < right_start
-    assert fig.layout.yaxis.title.text == "query position i"
+    assert fig.layout.yaxis.title.text == "query position m"
     assert fig.layout.yaxis2.title.text is None  # the right panel shares the left's y title
 
 
