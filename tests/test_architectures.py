@@ -742,6 +742,29 @@ def test_census_checks_the_softmax_and_query_scales() -> None:
     assert "layer 0: softmax scale 0.25 vs plan 0.275" in problems  # head size 16
 
 
+@pytest.mark.parametrize("model_type", ["llama", "llama4_text"])
+def test_census_sees_a_wrong_slowest_pair(model_type: str) -> None:
+    """A plan whose slowest pair alone is 8× too fast (a llama3 factor dropped on that pair) fails.
+
+    At head size 16 and a dozen positions that pair turns by 4e-4 rad: cos and sin move by less
+    than the absolute tolerance, so only the angle read back from them shows it (mutation caught:
+    dropping ``_check_slow_angles``). Real-valued cos/sin (llama) and complex frequencies
+    (llama4_text) both.
+    """
+    rope = {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
+    config, model = tiny_model_for(model_type, rope_parameters=rope)
+    plan = position_plan(config)
+    assert hf_check.plan_problems(plan, config, model) == []
+    off = [dataclasses.replace(e, inv_freq=torch.cat([e.inv_freq[:-1], 8 * e.inv_freq[-1:]]))
+           if e.kind == "rope" else e for e in plan]
+    problems = hf_check.plan_problems(off, config, model)
+    assert problems and all("shift error" not in p for p in problems), problems
+    slowest = next(e for e in plan if e.kind == "rope").rotary_dim // 2 - 1
+    assert any(f"pair {slowest} turns" in p and "0.125×" in p
+               for p in problems), problems
+
+
 def tiny_model_for(model_type: str, **overrides: Any) -> tuple[Any, Any]:
     config = hf_check.tiny_config(model_type, **overrides)
     return config, hf_check._capturing_model(config)
