@@ -1,6 +1,7 @@
 """Command line: ``python -m posenc_lib plan CONFIG``.
 
-Prints what every attention layer of the model does with position: kind (RoPE, NoPE, ALiBi, or
+Prints what every attention layer of the model does with position, as the installed transformers
+runs this config (a checkpoint's reference code can differ): kind (RoPE, NoPE, ALiBi, or
 a hybrid's layer without attention), base, rotary dims and pairing, scaling with its factors,
 cos/sin attention factor, window or chunk, causal or bidirectional, qk-norm; layer ranges
 collapsed. CONFIG is a ``config.json``, a model folder, or a Hub model id (transformers reads it

@@ -735,7 +735,8 @@ def _time_offsets(t: int, spacing: tuple[float, ...] | None,
     tokens per second, patch 25 gets ``⌊25 · 0.16⌋ = 4`` where a float64 product of the float32
     seconds gives 3. ``seconds_cast="int"`` (4.52 to 5.2's
     ``torch.as_tensor(second_per_grid_t, dtype=range_tensor.dtype)``, and 5.x's
-    ``int(next(second_per_grid_ts))`` from 5.3 until 5.17):
+    ``int(next(second_per_grid_ts))`` from 5.6.0 until 5.17; 5.3.0 to 5.5.4 had the cast too but
+    gave every temporal patch the time id ``start · time_interval``, issue #45381, not reproduced):
     the seconds are truncated to an integer first, ``(arange(t) * int(seconds)) *
     tokens_per_second``, so below one second per patch every temporal patch gets time id 0.
     """
@@ -817,7 +818,8 @@ def mrope_position_ids(
     with ``resume="max"`` (the default: transformers 4.x up to 5.2, the rule the Qwen2-VL and
     Qwen2.5-VL checkpoints were trained with, "the maximum position ID of the preceding
     modality" plus one) the next segment starts at the largest id so far plus one; with
-    ``resume="grid"`` (transformers 5.3 and later, checked on 5.25) ``p`` moves on by
+    ``resume="grid"`` (transformers 5.3 and later, checked on 5.25; 5.3.0 to 5.5.4 also had wrong
+    video time ids, see Notes) ``p`` moves on by
     ``max(h, w) / m`` — not by the number of tokens, and not by the number of frames. The two
     agree for images and single frames and differ for videos whose last time id
     ``⌊(t−1)·τ⌋`` reaches ``max(h, w) / m``.
@@ -860,8 +862,11 @@ def mrope_position_ids(
     are the code the Qwen team contributed for Qwen2.5-VL's release (transformers 4.49 to 4.51,
     ``resume="max"`` with ``"float32_seconds_first"``) up to the float32 rounding of the
     product. For one version's ids exactly pass ``seconds_cast="float32_seconds_first"``
-    (4.49–4.51), ``"int"`` (4.52–5.2, with ``"max"``; 5.3–5.17 with ``resume="grid"``) or
-    ``resume="grid"`` (5.18 and later).
+    (4.49–4.51), ``"int"`` (4.52–5.2, with ``"max"``; 5.6.0–5.17 with ``resume="grid"``) or
+    ``resume="grid"`` (5.18 and later). No option reproduces 5.3.0 to 5.5.4, whose
+    ``get_vision_position_ids`` computed ``torch.full((n,), start) * time_interval``: every token
+    of a video got time id ``p · τ`` (issue #45381, fixed in 5.6.0 by PR #45400), and in 5.3.0 a
+    still image got ``p · tokens_per_second`` (issue #45325, fixed by PR #45330).
 
     Returns
     -------

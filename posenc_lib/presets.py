@@ -29,7 +29,8 @@ class RopePreset:
     model : str
         Model name.
     head_dim : int
-        Query/key head dimension that carries RoPE (DeepSeek-V2: the rotary part only).
+        Query/key head dimension that carries RoPE (DeepSeek-V2 and V3: the rotary part only,
+        ``qk_rope_head_dim``).
     rotary_dim : int
         Rotated features per head ``d`` (``head_dim·partial_rotary_factor``).
     base : float
@@ -219,14 +220,16 @@ MODERN_PRESETS: dict[str, RopePreset] = {
         RopePreset("gpt-oss-20b", 64, 64, 150000.0, "yarn", 32.0, 4096, 131072,
                    "openai/gpt-oss-20b config.json (rope_scaling yarn, truncate false; "
                    "= transformers GptOssConfig defaults)",
-                   {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": False}),
+                   {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": False},
+                   model_type="gpt_oss"),
         RopePreset("Qwen3-4B-Instruct-2507", 128, 128, 5e6, "none", 1.0, 262144, 262144,
                    "Qwen/Qwen3-4B-Instruct-2507 config.json (rope_theta 5e6, 262 144 positions, "
-                   "no rope_scaling)"),
+                   "no rope_scaling)", model_type="qwen3"),
         RopePreset("DeepSeek-V3", 64, 64, 10000.0, "yarn", 40.0, 4096, 163840,
                    "deepseek-ai/DeepSeek-V3 config.json (qk_rope_head_dim 64 beside "
                    "qk_nope_head_dim 128; mscale = mscale_all_dim = 1)",
-                   {"beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0}),
+                   {"beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0},
+                   model_type="deepseek_v3"),
     )
 }
 # Llama 4 Scout's low_freq_factor == high_freq_factor (both 1) is valid for transformers but makes

@@ -148,26 +148,45 @@ def packed_document_ids(lengths: Sequence[int] | torch.Tensor) -> torch.Tensor:
     return torch.repeat_interleave(torch.arange(len(values)), counts)
 
 
-def packed_causal_mask(lengths: Sequence[int] | torch.Tensor) -> torch.Tensor:
+def packed_causal_mask(
+    lengths: Sequence[int] | torch.Tensor, *, dtype: torch.dtype | None = None
+) -> torch.Tensor:
     """Causal mask of a packed row: a query sees the earlier keys of its own document only.
+
+    transformers 5.25 hands a 4-D mask to the attention as it is. SDPA reads a bool mask as
+    "``True`` = attend"; eager attention *adds* the mask to the scores (``attn_weights +
+    attention_mask``), so a bool mask there adds 1 and 0 and masks nothing. For eager pass an
+    additive mask (``dtype=torch.float32``, or the model's dtype), which both backends read alike.
+    FlashAttention takes no 4-D mask: give it the boundaries as ``cu_seq_lens_q``/``cu_seq_lens_k``.
 
     Parameters
     ----------
     lengths : sequence of int or 1-D integer tensor
         The documents' lengths, each >= 1.
+    dtype : torch.dtype, optional
+        ``None`` (the default) for a bool mask; a floating dtype for an additive one: ``0`` where
+        a query may attend, ``torch.finfo(dtype).min`` elsewhere.
 
     Returns
     -------
     torch.Tensor
-        Shape ``(total, total)`` with ``total = sum(lengths)``, bool, ``True`` where a query may
-        attend: block-diagonal, each block lower-triangular.
+        Shape ``(total, total)`` with ``total = sum(lengths)``: block-diagonal, each block
+        lower-triangular; bool (``True`` where a query may attend) or additive of ``dtype``.
     """
+    if dtype is not None and (not isinstance(dtype, torch.dtype) or not dtype.is_floating_point):
+        raise TypeError(
+            f"dtype must be None (a bool mask) or a floating torch.dtype (an additive mask), "
+            f"got {_describe(dtype)}"
+        )
     values = _lengths(lengths)
     total = sum(values)
     check_size(("total", total), ("total", total), what="the (total, total) mask")
     docs = packed_document_ids(values)
     same_document = docs[:, None] == docs[None, :]
-    return same_document & torch.ones(total, total, dtype=torch.bool).tril()
+    allowed = same_document & torch.ones(total, total, dtype=torch.bool).tril()
+    if dtype is None:
+        return allowed
+    return torch.zeros(total, total, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
 
 
 def sliding_window_mask(
@@ -552,6 +571,7 @@ AUDIT_CODES = (
     "packed-with-2d-mask",
     "packed-with-cache",
     "packed-batch-flash",
+    "4d-mask-misread",
     "dynamic-ntk-with-cache",
     "longrope-switch-with-cache",
 )
@@ -619,6 +639,9 @@ def audit_positions(
       with no padding mask: transformers' ``_is_packed_sequence`` reads ids as packed only for a
       batch of one row, so the rows are not split into their documents (eager and SDPA, with no
       mask and no cache, do split them);
+    - ``4d-mask-misread``: a 4-D mask the backend does not read as a mask: a bool or integer one
+      on eager attention, which adds it to the scores as 0/1 (nothing is masked), or any 4-D mask
+      under FlashAttention, whose unpadding reads a ``(batch, seq)`` padding mask;
     - ``dynamic-ntk-with-cache``: dynamic NTK past its training length with a cache: keys cached
       with the old frequencies are never re-rotated;
     - ``longrope-switch-with-cache``: a step that crosses LongRoPE's original length with keys
@@ -639,11 +662,13 @@ def audit_positions(
     about the mask and apply to every encoding.
 
     A 4-D ``attention_mask`` is taken to be an explicit (block) mask and silences the packing
-    codes. Under FlashAttention (``attn_implementation="flash_attention_2"`` or ``"_3"``)
-    transformers infers the documents from restarting ids for a batch of one row whose 2-D mask
-    has no padding (an all-ones mask becomes ``None``), cache or not: ``packed-with-cache`` is not
-    raised there, ``packed-with-2d-mask`` only when the batch's mask holds padding, and
-    ``packed-batch-flash`` when a batch of several rows has packed rows and no padding.
+    codes; on eager it must be additive (``packed_causal_mask(lengths, dtype=...)``), else
+    ``4d-mask-misread``. Under FlashAttention (``attn_implementation="flash_attention_2"`` or
+    ``"_3"``) transformers infers the documents from restarting ids for a batch of one row
+    whose 2-D mask has no padding (an all-ones mask becomes ``None``), cache or not:
+    ``packed-with-cache`` is not raised there, ``packed-with-2d-mask`` only when the batch's mask
+    holds padding, ``packed-batch-flash`` when a batch of several rows has packed rows and no
+    padding, and ``4d-mask-misread`` for any 4-D mask.
 
     Parameters
     ----------
@@ -703,7 +728,7 @@ def audit_positions(
                              "length)")
         limit = check_int(original_max_position, "original_max_position",
                           minimum=1, what="a positive integer")
-    explicit_mask = False
+    explicit_mask, misread = False, ""
     if attention_mask is None:
         full_mask = torch.ones(batch, cache_length + seq, dtype=torch.long)
     elif isinstance(attention_mask, torch.Tensor) and attention_mask.ndim == 4:
@@ -713,6 +738,14 @@ def audit_positions(
                 f"{batch} (or 1) and seq {seq}, got {tuple(attention_mask.shape)}"
             )
         explicit_mask = True
+        if attn_implementation.startswith("flash_attention"):
+            misread = ("FlashAttention takes no 4-D mask (its unpadding reads a (batch, seq) "
+                       "padding mask); pass the boundaries as cu_seq_lens_q/k, e.g. from "
+                       "DataCollatorWithFlattening(return_flash_attn_kwargs=True)")
+        elif attn_implementation == "eager" and not attention_mask.dtype.is_floating_point:
+            misread = (f"a {attention_mask.dtype} 4-D mask on eager attention is added to the "
+                       "scores as 0/1 and masks nothing; pass an additive mask, "
+                       "packed_causal_mask(lengths, dtype=torch.float32)")
         full_mask = torch.ones(batch, cache_length + seq, dtype=torch.long)
     else:
         mask = _int_matrix(attention_mask, "attention_mask", batch)
@@ -748,6 +781,8 @@ def audit_positions(
         if rows:
             issues.append(PositionIssue(code, tuple(rows), message))
 
+    if explicit_mask and misread:
+        flag("4d-mask-misread", list(range(batch)), misread)
     real = full_mask[:, -seq:].bool()
     padded = (full_mask == 0).any(-1)
     if generate:
@@ -783,16 +818,17 @@ def audit_positions(
                 flag("packed-with-2d-mask", packed,
                      "position ids restart inside the row (packing) but a 2-D attention_mask is "
                      "given: transformers does not infer the documents, they attend to each other;"
-                     " pass packed_causal_mask as a 4-D mask or drop the 2-D mask")
+                     " drop the 2-D mask or pass packed_causal_mask as a 4-D mask (additive on"
+                     " eager)")
             if (use_cache or cache_length > 0) and not flash:
                 flag("packed-with-cache", packed,
                      "packing with a cache: eager and SDPA masks skip the document inference; "
-                     "use_cache=False or an explicit packed_causal_mask")
+                     "use_cache=False or a 4-D packed_causal_mask (additive on eager)")
             if flash and not mask_kept and batch > 1:
                 flag("packed-batch-flash", packed,
                      "packed rows in a batch of several rows: FlashAttention infers documents "
                      "from the ids only for a batch of one row; pack into one row or pass "
-                     "packed_causal_mask as a 4-D mask")
+                     "cu_seq_lens_q/k (DataCollatorWithFlattening(return_flash_attn_kwargs=True))")
     total = cache_length + seq
     if rope_type == "dynamic" and (use_cache or cache_length > 0) and total > limit:
         flag("dynamic-ntk-with-cache", list(range(batch)),

@@ -411,3 +411,39 @@ def test_shards_concatenate_to_the_global_slopes(n_heads: int, world_size: int) 
 def test_shard_rejects_bad_ranks(rank: object, world_size: object) -> None:
     with pytest.raises((ValueError, TypeError), match=r"rank|world_size"):
         alibi_slopes_shard(12, rank, world_size)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n", [3, 5, 6, 12, 40, 112])
+def test_float32_bias_is_built_in_float32_within_an_ulp_of_float64(n: int) -> None:
+    # A float32 bias is computed in float32 (one allocation): within one float32 ulp of the
+    # float64 bias, with the same −inf cells and +0.0 (not −0.0) where the distance is 0. Fails
+    # if the float32 path rounded a distance, lost the mask or returned −0.0.
+    from posenc_lib.alibi import _work_dtype
+
+    for causal in (True, False):
+        got = alibi_bias(n, 37, 300, causal=causal)
+        ref = alibi_bias(n, 37, 300, causal=causal, dtype=torch.float64)
+        assert got.dtype == torch.float32
+        assert torch.equal(torch.isneginf(got), torch.isneginf(ref))
+        finite = torch.isfinite(ref)
+        ulp = torch.finfo(torch.float32).eps * ref[finite].abs()
+        assert bool(((got[finite].double() - ref[finite]).abs() <= ulp).all())
+        assert not bool(torch.signbit(got[ref == 0]).any())
+    # narrower dtypes are still the correctly rounded float64 bias (no double rounding) ...
+    for narrow in (torch.bfloat16, torch.float16):
+        assert torch.equal(alibi_bias(n, 64, dtype=narrow),
+                           alibi_bias(n, 64, dtype=torch.float64).to(narrow))
+    # ... and float32 falls back to float64 once float32 can no longer hold every distance.
+    assert _work_dtype(None, torch.float32, 2**24) == torch.float32
+    assert _work_dtype(None, torch.float32, 2**24 + 1) == torch.float64
+    assert _work_dtype(None, torch.bfloat16, 8) == torch.float64
+
+
+def test_float32_bias_is_really_computed_in_float32() -> None:
+    # The float32 path rounds μ_h to float32 before multiplying (within an ulp, see above), so for
+    # non-power-of-two slopes some entries differ from the float64 bias rounded once.
+    got = alibi_bias(12, 1, 2048)
+    once = alibi_bias(12, 1, 2048, dtype=torch.float64).float()
+    assert not torch.equal(got, once)
+    # power-of-two slopes (8 heads: 2^−1 … 2^−8) times integers below 2**24 are exact in float32
+    assert torch.equal(alibi_bias(8, 1, 2048), alibi_bias(8, 1, 2048, dtype=torch.float64).float())

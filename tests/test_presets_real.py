@@ -73,6 +73,17 @@ def test_every_preset_is_recorded_or_named_as_not_recorded() -> None:
     assert not set(RECORDED) & NOT_RECORDED
 
 
+@pytest.mark.parametrize("name", sorted(ROPE_PRESETS))
+def test_preset_names_its_models_own_config_class(name: str) -> None:
+    """The model_type the blocks are loaded into is the model's, as its config.json names it in
+    PRESET_CONFIGS (mutation caught: a preset left at the default "llama", as gpt-oss, Qwen3 and
+    DeepSeek-V3 once were)."""
+    from posenc_lib.presets import PRESET_CONFIGS
+
+    cfg = PRESET_CONFIGS[name]
+    assert ROPE_PRESETS[name].model_type == cfg.get("text_config", cfg)["model_type"]
+
+
 @pytest.mark.parametrize("name", sorted(RECORDED))
 def test_preset_matches_the_recorded_config(name: str) -> None:
     p = ROPE_PRESETS[name]
@@ -103,13 +114,13 @@ def test_preset_matches_the_recorded_config(name: str) -> None:
 
 
 def _config_kwargs(p: RopePreset) -> dict[str, Any]:
-    if p.model_type == "deepseek_v2":
+    if p.model_type in ("deepseek_v2", "deepseek_v3"):
         return {"hidden_size": 128, "num_attention_heads": 2, "qk_rope_head_dim": p.head_dim,
                 "qk_nope_head_dim": 16, "v_head_dim": 16, "kv_lora_rank": 16, "q_lora_rank": None}
     kwargs: dict[str, Any] = {"hidden_size": 2 * p.head_dim, "num_attention_heads": 2}
     if p.model_type != "gpt_neox":
         kwargs["num_key_value_heads"] = 2
-    if p.model_type in ("llama", "gemma3_text"):
+    if p.model_type in ("llama", "gemma3_text", "gpt_oss", "qwen3"):
         kwargs["head_dim"] = p.head_dim
     return kwargs
 

@@ -70,24 +70,49 @@ def test_packed_ids_and_mask_agree(lengths: list[int]) -> None:
         assert bool((docs[seen] == docs[i]).all()) and int(seen.max()) == i
 
 
-def test_packed_row_equals_separate_documents() -> None:
+@pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
+def test_packed_row_equals_separate_documents(attn_implementation: str) -> None:
+    """The additive mask is exact on both mask backends; the bool one only on SDPA: eager adds
+    the mask to the scores, so True/False become +1/+0 and nothing is masked (transformers 5.25)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=4, initializer_range=0.2)
+                         num_attention_heads=4, num_key_value_heads=4, initializer_range=0.2,
+                         attn_implementation=attn_implementation)
     model = LlamaForCausalLM(config).eval()
+    assert model.config._attn_implementation == attn_implementation
     documents = [[5, 6, 7, 8], [9, 10, 11], [12, 13, 14, 15, 16]]
     lengths = [len(d) for d in documents]
     packed = torch.tensor([[t for d in documents for t in d]])
+    ids = packed_position_ids(lengths)[None]
     with torch.no_grad():
         separate = torch.cat([model(torch.tensor([d])).logits[0] for d in documents])
-        right = model(packed, position_ids=packed_position_ids(lengths)[None],
-                      attention_mask=packed_causal_mask(lengths)[None, None]).logits[0]
-        ids_only = model(packed, position_ids=packed_position_ids(lengths)[None]).logits[0]
-    assert (right - separate).abs().max() < 1e-5
+        float_mask = packed_causal_mask(lengths, dtype=torch.float32)[None, None]
+        additive = model(packed, position_ids=ids, attention_mask=float_mask)
+        boolean = model(packed, position_ids=ids,
+                        attention_mask=packed_causal_mask(lengths)[None, None])
+        ids_only = model(packed, position_ids=ids).logits[0]
+    assert (additive.logits[0] - separate).abs().max() < 1e-5
+    bool_error = (boolean.logits[0] - separate).abs().max()
+    if attn_implementation == "eager":
+        assert bool_error > 0.1  # a regression to the bool mask on eager is caught here
+    else:
+        assert bool_error < 1e-5
     # the trap: with the cache on (the default), reset ids alone let documents attend to each other
     assert (ids_only - separate).abs().max() > 0.1
+
+
+def test_packed_causal_mask_additive_form() -> None:
+    allowed = packed_causal_mask([2, 3])
+    for dtype in (torch.float32, torch.bfloat16):
+        additive = packed_causal_mask([2, 3], dtype=dtype)
+        assert additive.dtype == dtype
+        assert bool((additive[allowed] == 0).all())
+        assert bool((additive[~allowed] == torch.finfo(dtype).min).all())
+    for bad in (torch.long, torch.bool, "float32"):
+        with pytest.raises(TypeError, match="dtype"):
+            packed_causal_mask([2, 3], dtype=bad)
 
 
 def test_packing_rejects_bad_lengths() -> None:
@@ -341,8 +366,10 @@ def test_audit_is_quiet_on_a_clean_batch() -> None:
     assert audit_positions(ids, mask, generate=True) == []  # left padding: generate counts
     packed = packed_position_ids([2, 3])[None]
     assert audit_positions(ids[:1], None, packed, use_cache=False) == []
-    block = packed_causal_mask([2, 3])[None, None]
+    block = packed_causal_mask([2, 3], dtype=torch.float32)[None, None]
     assert audit_positions(ids[:1], block, packed) == []
+    assert audit_positions(ids[:1], packed_causal_mask([2, 3])[None, None], packed,
+                           attn_implementation="sdpa") == []
     # decoding one token after 5 cached ones, the mask covering the cache
     step_mask = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
     assert audit_positions(ids[:, :1], step_mask, torch.tensor([[3], [5]]), cache_length=5) == []
@@ -372,6 +399,13 @@ def test_audit_flags_every_trap_of_chapter_12() -> None:
                            original_max_position=8) == []
     assert _codes(audit_positions(ids[:1], cache_length=6, rope_type="longrope",
                                   original_max_position=8)) == {"longrope-switch-with-cache"}
+    # a bool (or integer) 4-D mask on eager is added as 0/1; FlashAttention takes no 4-D mask
+    for mask in (packed_causal_mask([2, 3])[None, None],
+                 packed_causal_mask([2, 3])[None, None].long()):
+        assert _codes(audit_positions(ids[:1], mask, packed)) == {"4d-mask-misread"}
+    additive = packed_causal_mask([2, 3], dtype=torch.float32)[None, None]
+    issues = audit_positions(ids[:1], additive, packed, attn_implementation="flash_attention_2")
+    assert _codes(issues) == {"4d-mask-misread"} and "cu_seq_lens" in issues[0].message
 
 
 def test_audit_under_flash_attention_drops_the_false_packing_alarms() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -11,6 +12,7 @@ import pytest
 from posenc_lib import alibi_bias, euler_partial_sums, rope_decay_bound, sinusoidal_table
 from posenc_lib import widgets as Wd
 from posenc_lib.display import STATIC_ENV_VAR, StaticFigure
+from posenc_lib.presets import ROPE_PRESETS
 
 EXPLORERS = [
     (Wd.heatmap_explorer, Wd.heatmap_live),
@@ -289,3 +291,88 @@ def test_a_nudged_per_layer_preset_keeps_its_per_layer_block(preset: str) -> Non
     config = transformers.CONFIG_MAPPING[start.model_type](**fields)
     assert config.rope_parameters["full_attention"]["factor"] == start.factor + 1
     assert config.rope_parameters["sliding_attention"]["rope_type"] == "default"
+
+
+def _own_config_kwargs(model_type: str, head_dim: int) -> dict[str, Any]:
+    """Sizes of a tiny config of ``model_type`` with heads of ``head_dim`` features."""
+    if model_type in ("deepseek_v2", "deepseek_v3"):  # MLA: the rotary part is qk_rope_head_dim
+        return {"hidden_size": 128, "num_attention_heads": 2, "qk_rope_head_dim": head_dim,
+                "qk_nope_head_dim": 16, "v_head_dim": 16, "kv_lora_rank": 16,
+                "q_lora_rank": None}
+    kwargs: dict[str, Any] = {"hidden_size": 2 * head_dim, "num_attention_heads": 2}
+    if model_type != "gpt_neox":
+        kwargs["num_key_value_heads"] = 2
+    if model_type in ("llama", "gemma3_text", "gpt_oss", "qwen3"):
+        kwargs["head_dim"] = head_dim
+    return kwargs
+
+
+def _printed_blocks(text: str, preset: Any) -> list[dict[str, Any]]:
+    """The transformers 5 and 4 blocks the calculator printed, parsed (abbreviated LongRoPE lists
+    are filled in from the preset, whose lists custom mode keeps at the same factor length)."""
+    import html
+    import re
+
+    blocks = re.findall(r"\{.*?\n\}", html.unescape(text), re.S)
+    assert len(blocks) == 2, text
+    out = []
+    for block in blocks:
+        block = re.sub(r"\[[^\[\]]*… \d+ values …[^\[\]]*\]", "null", block)
+        fields = json.loads(block)
+        for scaling in (fields.get("rope_parameters"), fields.get("rope_scaling")):
+            for key in ("short_factor", "long_factor"):
+                if isinstance(scaling, dict) and key in scaling and scaling[key] is None:
+                    scaling[key] = list(preset.options[key])
+        out.append(fields)
+    return out
+
+
+@pytest.mark.parametrize("control", ["factor", "train_len"])
+@pytest.mark.parametrize("name", sorted(ROPE_PRESETS))
+def test_a_nudged_preset_keeps_its_rotary_fraction(name: str, control: str) -> None:
+    """Moving a control away from a preset keeps its head size and rotary fraction: both printed
+    blocks load into the model's own config class and rotate the preset's d features with the
+    new setting (mutation caught: custom mode that sets the head size to d, which printed
+    GPT-NeoX-20B's block with rotary_pct 1.0 and no partial_rotary_factor — 96 rotated features
+    in place of 24)."""
+    import torch
+    import transformers
+
+    from posenc_lib.config_check import model_rope
+    from posenc_lib.extension import extended_rope
+
+    start = ROPE_PRESETS[name]
+    ui = Wd.calculator_live(preset=name)
+    factor, train_len = start.factor, start.train_len
+    if control == "factor":
+        factor = start.factor + 1
+        ui.controls["factor"].value = factor
+    else:
+        train_len = start.train_len + 1024
+        ui.controls["train_len"].value = train_len
+    assert ui.controls["preset"].value.startswith("custom")
+    options = dict(start.options)
+    if factor != start.factor:
+        options.pop("attention_factor", None)  # the preset's, for its own factor
+    want, _ = extended_rope(start.method, dim=start.rotary_dim, base=start.base, factor=factor,
+                            original_max_position=train_len, **options)
+    for legacy, fields in zip((False, True), _printed_blocks(ui.text.value, start), strict=True):
+        rope = fields.get("rope_parameters", {})
+        rope = rope.get("full_attention", rope)
+        pct = fields.get("rotary_pct", rope.get("partial_rotary_factor",
+                                                fields.get("partial_rotary_factor")))
+        assert pct == start.partial_rotary_factor, (legacy, fields)  # None: all features rotate
+        config = transformers.CONFIG_MAPPING[start.model_type](
+            **_own_config_kwargs(start.model_type, start.head_dim), **fields)
+        inv, _ = model_rope(config)
+        assert inv.numel() == start.rotary_dim // 2, (legacy, inv.numel())
+        torch.testing.assert_close(inv, want, rtol=2e-6, atol=0)
+
+
+def test_a_nudged_partial_rotary_preset_grows_its_head_with_d() -> None:
+    """GPT-NeoX-20B rotates 24 of 96 features; at d = 32 the custom head is 128, rotary_pct 0.25."""
+    ui = Wd.calculator_live(preset="GPT-NeoX-20B")
+    ui.controls["dim"].value = 32
+    v5, v4 = _printed_blocks(ui.text.value, None)
+    assert v4["rotary_pct"] == v5["rope_parameters"]["partial_rotary_factor"] == 0.25
+    assert "of 128 features rotate" in ui.figure.layout.title.text

@@ -84,31 +84,32 @@ def logit_multiplier(
 
 def entropy_invariant_scale(n: int, train_len: int, scale0: float, *,
                             regime: str = "gaussian") -> float:
-    """The logit scale ``λ`` that keeps a softmax's entropy at ``n`` keys what it was at ``L``.
+    """The logit scale ``η`` that keeps softmax entropy at ``N`` keys what it was at ``L_train``.
 
-    With logits ``λ·s_j`` the entropy is ``H = ln Σ e^{λ s_k} − λ Σ a_j s_j``.
+    With logits ``η·z_j`` and weights ``p_j`` the entropy is ``H = ln Σ e^{η z_k} − η Σ p_j z_j``
+    (the book's notation, chapter 10: ``z`` logits, ``p`` weights, ``N`` visible keys).
 
-    * ``"gaussian"``: a broad bulk of unit-variance Gaussian ``s_j`` and many keys (while
-      ``λ² < 2 ln n``): ``ln((1/n) Σ e^{λ s}) → λ²/2`` and ``Σ a_j s_j → λ``, so
-      ``H ≈ ln n − λ²/2`` and holding ``H`` fixed gives ``λ² = λ₀² + 2 ln(n/L)``.
-    * ``"sharp"``: Su's argument (kexue.fm 8823, 9034): ``H ≈ ln n − λ(s_max − s̄)``; a sharp
-      softmax has entropy small next to ``ln n``, so ``λ ∝ ln n``: ``λ = λ₀ ln n / ln L``.
+    * ``"gaussian"``: a broad bulk of unit-variance Gaussian ``z_j`` and many keys (while
+      ``η² < 2 ln N``): ``ln((1/N) Σ e^{η z}) → η²/2`` and ``Σ p_j z_j → η``, so
+      ``H ≈ ln N − η²/2`` and holding ``H`` fixed gives ``η² = η₀² + 2 ln(N/L_train)``.
+    * ``"sharp"``: Su's argument (kexue.fm 8823, 9034): ``H ≈ ln N − η(z_max − z̄)``; a sharp
+      softmax has entropy small next to ``ln N``, so ``η ∝ ln N``: ``η = η₀ ln N / ln L_train``.
 
     Parameters
     ----------
     n : int
-        Visible keys now (>= 2).
+        Visible keys now, ``N`` (>= 2).
     train_len : int
-        Visible keys at training, ``L`` (>= 2).
+        Visible keys at training, ``L_train`` (>= 2).
     scale0 : float
-        The scale ``λ₀`` at ``L`` (> 0).
+        The scale ``η₀`` at ``L_train`` (> 0).
     regime : str
         ``"gaussian"`` or ``"sharp"``.
 
     Returns
     -------
     float
-        ``λ``; for ``"gaussian"`` a ``ValueError`` if ``λ₀² + 2 ln(n/L) <= 0``.
+        ``η``; for ``"gaussian"`` a ``ValueError`` if ``η₀² + 2 ln(N/L_train) <= 0``.
     """
     from .._validation import check_int
 

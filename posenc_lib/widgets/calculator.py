@@ -152,7 +152,11 @@ def _custom(dim: int, base: float, train_len: int, method: str, factor: float,
     training length): a plain position interpolation in LongRoPE's form. An explicit
     ``attention_factor`` is dropped when the factor moves (it was the preset's), and the carried
     preset's ``model_type`` and sliding-layer base are kept, so that Gemma 3's and OLMo 3's
-    blocks stay per layer type.
+    blocks stay per layer type. So is its rotary fraction ``rotary_dim/head_dim``: the dimension
+    control is the rotated size ``d``, and the head grows with it (GPT-NeoX-20B: 24 of 96
+    features rotate; at ``d`` = 32, 32 of 128), so that the block keeps ``rotary_pct`` /
+    ``partial_rotary_factor`` 0.25. A fraction that gives no even integer head size at ``d``
+    falls back to a fully rotated head.
     """
     options: dict[str, Any] = {}
     context = train_len if method == "dynamic" else round(factor * train_len)
@@ -169,9 +173,13 @@ def _custom(dim: int, base: float, train_len: int, method: str, factor: float,
     # The config class that reads the block: Gemma 3 and OLMo 3 read it per layer type, with the
     # sliding layers' own base, whatever the controls say.
     layout: dict[str, Any] = {}
+    head_dim = dim
     if carried is not None:
         layout = {"model_type": carried.model_type, "sliding_base": carried.sliding_base}
-    return RopePreset(_CUSTOM, dim, dim, base, method, factor, train_len, context,
+        scaled = dim * carried.head_dim / carried.rotary_dim  # keep the rotary fraction
+        if scaled == int(scaled) and int(scaled) % 2 == 0:
+            head_dim = int(scaled)
+    return RopePreset(_CUSTOM, head_dim, dim, base, method, factor, train_len, context,
                       "your settings", options, **layout)
 
 
