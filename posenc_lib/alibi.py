@@ -276,8 +276,10 @@ def linear_bias(
         Output dtype (floating). A float32 bias is computed in float32 (the slopes rounded to
         float32, the distances exact up to ``k_len = 2**24``), within about one float32 ulp of
         the float64 bias; every other dtype is computed in float64, then cast (on MPS, which has
-        no float64: float32). Either way the bias takes one ``(n_heads, q_len, k_len)``
-        allocation in the working dtype, plus the cast if ``dtype`` differs.
+        no float64: float32). Without ``future_slopes`` the bias takes one
+        ``(n_heads, q_len, k_len)`` allocation in the working dtype, plus the cast if ``dtype``
+        differs; ``future_slopes`` allocates further tensors of that size (the right-hand form
+        and the ``torch.where`` that merges it).
     device : torch.device or str, optional
         Where to build the bias (default: the slopes' device). Building it on the attention's
         device avoids copying an ``(n_heads, q_len, k_len)`` tensor there on every forward.
@@ -301,7 +303,7 @@ def linear_bias(
                              f"got {tuple(future.shape)}")
     work = _work_dtype(dev, dtype, k_len)
     distance = _distance(q_len, k_len, dev, work)  # (q_len, k_len): small next to the bias
-    # One (n_heads, q_len, k_len) allocation, filled and masked in place.
+    # One (n_heads, q_len, k_len) allocation, filled and masked in place (future_slopes: more).
     bias = torch.empty((slopes.shape[0], q_len, k_len), dtype=work, device=dev)
     torch.mul(-slopes.to(dev, work)[:, None, None], distance.abs(), out=bias)
     bias.add_(0.0)  # no −0.0

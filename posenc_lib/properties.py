@@ -269,8 +269,8 @@ def measure_scheme(table: torch.Tensor, *, offset: int = 1) -> dict[str, float]:
 #: - ``length_dependence``: a position's code may not change with the sequence length (float64
 #:   rounding allowed);
 #: - ``dot_product_spread``: ``PE(m)·PE(m+k)`` may not depend on ``m`` (float64 rounding allowed);
-#: - ``max_abs_long``: entries no larger than 1 at ``L = 10⁶`` (the size of an embedding's
-#:   entries; an undefined table fails);
+#: - ``max_abs_long``: entries no larger than 1 at ``L = 10⁶`` (the largest entry of the
+#:   sinusoid; a convention, as wish 2 asks only for some bound; an undefined table fails);
 #: - ``closest_pair_relative``: the closest two codes differ by at least one bfloat16 rounding step
 #:   (``2⁻⁷``) of the largest code's norm, or they may become equal when stored in bfloat16.
 SCORECARD_CRITERIA: dict[str, float] = {
@@ -321,7 +321,8 @@ def dot_product_spread(table: torch.Tensor, offset: int) -> float:
     ``(max_m − min_m) PE(m)·PE(m+k) / mean_m ‖PE(m)‖²``: zero when the dot product at offset
     ``k`` depends on ``k`` only — translation invariance of the *raw* encodings under the dot
     product. Attention compares projected vectors ``W_q(x + PE)`` and ``W_k(y + PE)``, and
-    projections generally break it (chapter 3), which is what RoPE repairs. Dividing by the
+    projections generally break it (measured in chapter 2's design map, analysed in chapter 3),
+    which is what RoPE repairs. Dividing by the
     squared norm makes the number independent of the table's scale (``0.001·m`` scores as ``m``).
 
     Parameters

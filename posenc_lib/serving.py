@@ -573,6 +573,7 @@ AUDIT_CODES = (
     "packed-batch-flash",
     "4d-mask-misread",
     "dynamic-ntk-with-cache",
+    "dynamic-ntk-mixed-batch",
     "longrope-switch-with-cache",
 )
 """What :func:`audit_positions` can flag, each a trap chapter 12 measures on a real model."""
@@ -629,7 +630,9 @@ def audit_positions(
       from the last pad's 0 (the new token gets id 1) and predicts from a pad slot's logits;
     - ``ids-disagree-with-mask``: given ``position_ids`` on real tokens differ from the real
       tokens counted by the mask (cache included) — a chunked prefill or a cached prefix that
-      restarts at 0, or a batch numbered by columns;
+      restarts at 0, a batch numbered by columns, or ids that jump forward inside a row (eager
+      and SDPA, with no mask and no cache, split a row wherever the step is not 1, so a jump
+      starts a new document);
     - ``packed-with-2d-mask``: ids restart inside a row (packing) but a 2-D ``attention_mask`` is
       given — even all ones, as a tokenizer returns it — so the mask builder does not infer
       document boundaries and documents attend to each other;
@@ -643,7 +646,13 @@ def audit_positions(
       on eager attention, which adds it to the scores as 0/1 (nothing is masked), or any 4-D mask
       under FlashAttention, whose unpadding reads a ``(batch, seq)`` padding mask;
     - ``dynamic-ntk-with-cache``: dynamic NTK past its training length with a cache: keys cached
-      with the old frequencies are never re-rotated;
+      with the old frequencies are never re-rotated (a prefill with an empty cache is exact; the
+      next cached step is not);
+    - ``dynamic-ntk-mixed-batch``: dynamic NTK on a batch whose largest position id + 1 (the
+      length transformers' ``dynamic_rope_update`` scales every row's frequencies for) passes the
+      training length: each row whose own largest real id + 1 is smaller gets frequencies scaled
+      for another row's length, not its own (the frequencies are also kept between calls, which
+      no input shows);
     - ``longrope-switch-with-cache``: a step that crosses LongRoPE's original length with keys
       cached below it (transformers' Phi-3 ``generate`` re-prefills; a loop of your own does not).
 
@@ -807,10 +816,16 @@ def audit_positions(
         packed = ((step <= 0) & both_real).any(-1)
         expected = position_ids_from_mask(full_mask)[:, -seq:]
         disagree = ((position_ids != expected) & real).any(-1) & ~packed & reads_ids
-        flag("ids-disagree-with-mask", disagree,
+        jump = ((step > 1) & both_real).any(-1)
+        flag("ids-disagree-with-mask", disagree & ~jump,
              "position_ids differ from the real tokens counted by the mask (cache included): "
              "expected position_ids_from_mask(mask)[:, -seq:], e.g. a chunk or cached prefix "
              "must continue at the number of cached real tokens")
+        flag("ids-disagree-with-mask", disagree & jump,
+             "position ids jump forward inside the row (a step > 1): the distances across the "
+             "jump are too large, and with no mask and no cache eager and SDPA split the row "
+             "wherever the step is not 1, so the jump starts a new document; number each packed "
+             "document from 0, or pass position_ids_from_mask(mask)[:, -seq:]")
         if not explicit_mask:
             # FlashAttention drops an all-ones 2-D mask and then reads the documents off the ids
             mask_kept = attention_mask is not None and not (flash and bool(full_mask.all()))
@@ -833,8 +848,27 @@ def audit_positions(
     if rope_type == "dynamic" and (use_cache or cache_length > 0) and total > limit:
         flag("dynamic-ntk-with-cache", list(range(batch)),
              f"dynamic NTK past its training length {limit} with a cache: "
-             "cached keys keep the old frequencies; prefill again (a per-key correction is "
-             "exact only in the first layer)")
+             + ("cached keys keep the old frequencies" if cache_length > 0 else
+                "this pass is exact, but the keys it caches keep this length's frequencies, so "
+                "the next cached step is stale")
+             + "; prefill again (a per-key correction is exact only in the first layer)")
+    if rope_type == "dynamic":
+        # transformers' dynamic_rope_update: one set of frequencies per call, for
+        # max(position_ids) + 1 over the whole batch (pads included)
+        if position_ids is not None:
+            used = position_ids
+        elif generate:
+            used = position_ids_from_mask(full_mask)[:, -seq:]
+        else:
+            used = torch.arange(cache_length, total).expand(batch, seq)
+        batch_length = int(used.max()) + 1
+        own_length = used.masked_fill(~real, -1).amax(-1) + 1
+        if batch_length > limit:
+            flag("dynamic-ntk-mixed-batch", own_length < batch_length,
+                 f"dynamic NTK scales the frequencies of the whole batch for its largest "
+                 f"position id + 1 ({batch_length}), past the training length {limit}: these "
+                 "rows are shorter and get frequencies scaled for another row's length; batch "
+                 "rows of equal length, or run them alone")
     if rope_type == "longrope" and not generate and 0 < cache_length <= limit < total:
         flag("longrope-switch-with-cache", list(range(batch)),
              f"this step crosses LongRoPE's original length {limit} with keys "

@@ -128,8 +128,9 @@ def sinusoidal_shift_matrix(offset: float, dim: int, base: float = 10000.0) -> t
         [[ cos rθ_i,  sin rθ_i],
          [-sin rθ_i,  cos rθ_i]]
 
-    It depends on the shift ``r`` only, which is why a model can learn to attend by relative
-    position from an absolute encoding: with ``r = m − n``, ``PE(m) = Φ(r) · PE(n)``.
+    It depends on the shift ``r`` only: with ``r = m − n``, ``PE(m) = Φ(r) · PE(n)``. That a
+    linear map exists is what makes attending by relative position learnable in principle from
+    an absolute encoding (Vaswani et al.'s hypothesis); whether training finds it is not implied.
 
     Parameters
     ----------

@@ -1307,6 +1307,72 @@ def test_runtime_only_keys_get_a_note() -> None:
     assert not any(k in n for n in position_plan(raw).notes for k in RUNTIME_ONLY_KEYS)
 
 
+def test_falcon_h1_multipliers_get_a_note() -> None:
+    """Falcon-H1 multiplies every key by ``key_multiplier`` (and the attention input by
+    ``attention_in_multiplier``), so every logit: a plan whose config sets one names it; at 1,
+    the class default, neither changes anything and neither is named (mutation caught: either key
+    missing from RUNTIME_ONLY_KEYS, or a note on every Falcon-H1 plan)."""
+    falcon_h1 = transformers.CONFIG_MAPPING["falcon_h1"]
+    notes = position_plan(falcon_h1(num_hidden_layers=2, key_multiplier=4.0)).notes
+    assert any(n.startswith("key_multiplier = 4.0 (run time") for n in notes), notes
+    notes = position_plan(falcon_h1(num_hidden_layers=2, attention_in_multiplier=0.5)).notes
+    assert any(n.startswith("attention_in_multiplier = 0.5 (run time") for n in notes), notes
+    assert not any("multiplier" in n for n in position_plan(falcon_h1(num_hidden_layers=2)).notes)
+
+
+# Config attributes of transformers' classes whose names look like a logit scale but that are not
+# run-time notes, each with why: the planner reads it, or it never touches attention logits.
+_NOT_ATTENTION_LOGIT_KEYS: dict[str, str] = {
+    "attn_scale": "Llama 4's NoPE query scale: read by the planner (LayerPosition.query_scale)",
+    "attention_out_multiplier": "Falcon-H1: scales the attention output, after the softmax",
+    "attention_value_scale": "MiMo-V2-Flash: scales the values, after the softmax",
+    "embedding_multiplier": "scales the embeddings (residual stream), not q·k of a layer",
+    "residual_multiplier": "Granite: scales each residual branch",
+    "lm_head_multiplier": "Falcon-H1: scales the vocabulary logits",
+    "logits_mup_width_multiplier": "Inkling: divides the last hidden state (vocabulary logits)",
+    "output_multiplier": "Muse: scales the vocabulary logits",
+    "final_logit_softcapping": "caps the vocabulary logits, not attention logits",
+    "softcap": "Jev: caps its decision head's scores",
+    "mlp_multipliers": "Falcon-H1: the MLP's gate and down projections",
+    "mlp_gate_softcap": "Inkling 2: the MLP's gate",
+    "mlp_up_softcap": "Inkling 2: the MLP's up projection",
+    "block_ffn_dim_multiplier": "LFM2: the feed-forward width",
+    "moe_router_logit_softcapping": "Laguna: the MoE router's logits",
+    "ssm_multipliers": "Falcon-H1: the Mamba mixer",
+    "ssm_in_multiplier": "Falcon-H1: the Mamba mixer's input",
+    "ssm_out_multiplier": "Falcon-H1: the Mamba mixer's output",
+    "guided_attention_loss_scale": "SpeechT5: a training-loss weight",
+    "channel_multiplier": "a VQ-GAN's or vision tokenizer's channel widths",
+    "depth_multiplier": "MobileNet's channel widths",
+    "depthwise_multiplier": "Phi-4-multimodal audio: a depthwise convolution's width",
+    "embed_dim_multiplier": "Hiera: the width growth per stage",
+    "ffn_multiplier": "MobileViTV2: the feed-forward width",
+    "width_multiplier": "MobileViTV2: the channel widths",
+}
+
+
+def test_every_logit_scale_key_of_transformers_is_named() -> None:
+    """Every attribute of transformers' config classes named like a logit multiplier, softcap or
+    attention scale is either a run-time note (RUNTIME_ONLY_KEYS) or listed above with why not
+    (mutation caught: Falcon-H1's key_multiplier or Ergo's global_attention_scale dropped from
+    RUNTIME_ONLY_KEYS). Read from the configuration files' text, so no class is imported."""
+    import re
+
+    from posenc_lib.architectures._families import RUNTIME_ONLY_KEYS
+
+    pattern = re.compile(r"^\s+(?:self\.)?([a-z0-9_]*(?:multiplier|softcap|attn\w*scal|"
+                         r"attention\w*scal)[a-z0-9_]*)\s*(?::[^=\n]*)?=", re.M)
+    models = Path(transformers.__file__).parent / "models"
+    found: dict[str, str] = {}
+    for path in sorted(models.glob("*/configuration_*.py")):
+        for name in pattern.findall(path.read_text(encoding="utf-8")):
+            found.setdefault(name, path.parent.name)
+    assert {"key_multiplier", "attn_logit_softcapping", "query_pre_attn_scalar"} <= set(found)
+    unnamed = {name: where for name, where in found.items()
+               if name not in RUNTIME_ONLY_KEYS and name not in _NOT_ATTENTION_LOGIT_KEYS}
+    assert not unnamed, unnamed
+
+
 def test_census_summary_counts_what_the_full_planning_counts() -> None:
     quick = hf_check.census_summary()
     assert quick.types == len(CENSUS)
@@ -1670,7 +1736,7 @@ def test_plans_outside_the_census_say_so_and_kimi_linear_mla_is_nope() -> None:
 def test_models_with_position_inside_attention_are_refused(config: dict, says: str) -> None:
     """Relative biases, disentangled attention, RoFormer's own rotation and Mllama's cross-
     attention layers are refused by name instead of planned as position-free layers (mutation
-    caught: the note "any position enters before the first layer" on DeBERTa-v3 or RoFormer)."""
+    caught: the note "attention layers add no position" on DeBERTa-v3 or RoFormer)."""
     with pytest.raises(ValueError, match=says):
         position_plan(config)
 

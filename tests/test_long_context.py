@@ -216,16 +216,17 @@ def test_interpolation_ramps_figure() -> None:
     from posenc_lib.viz.long_context import interpolation_ramps
 
     fig = interpolation_ramps()
+    assert "τ_i = L/λ_i" in fig.layout.xaxis.title.text  # the book's turns τ_i, not r (a distance)
     traces = {t.name: (np.array(t.x, dtype=float), np.array(t.y, dtype=float)) for t in fig.data}
     r, pi = traces["PI"]
     assert np.allclose(pi, 1.0, atol=1e-3)  # PI divides every pair by s
     _, ntk = traces["NTK-aware"]
     assert ntk[0] == 0.0 and abs(ntk[-1] - 1) < 1e-3 and 0.72 < ntk[46] < 0.74  # critical pair
-    for name in ("YaRN (transformers)", "YaRN (paper, α = 1, β = 32)",
-                 "Llama 3.1 (= paper, α = 1, β = 4)"):
+    for name in ("YaRN (transformers)", "YaRN (paper, β_slow = 1, β_fast = 32)",
+                 "Llama 3.1 (= paper, β_slow = 1, β_fast = 4)"):
         _, y = traces[name]
         assert np.all(y[r > 32] < 1e-3) and np.all(y[r < 1] > 1 - 1e-3), name
-    _, llama = traces["Llama 3.1 (= paper, α = 1, β = 4)"]
+    _, llama = traces["Llama 3.1 (= paper, β_slow = 1, β_fast = 4)"]
     assert np.all(llama[r > 4] < 1e-3)  # Llama keeps everything above 4 turns
     with pytest.raises(ValueError, match="factor"):
         interpolation_ramps(factor=1.0)
@@ -268,6 +269,7 @@ def test_base_bound_figure_draws_the_map_and_models() -> None:
     ok = torch.tensor([[False, False], [True, False], [True, True]])
     fig = base_bound_figure([1e4, 1e5, 1e6], [4096, 32768], ok, {"Llama 2": (4096, 1e4)})
     assert fig.data[0].z.tolist() == [[0, 0], [1, 0], [1, 1]] and fig.data[1].name == "Llama 2"
+    assert fig.layout.title.text.startswith("B(r) ≥ 0 for every r ≤ L")
     with pytest.raises(ValueError, match="shape"):
         base_bound_figure([1e4], [4096, 32768], ok)
 

@@ -455,6 +455,74 @@ def test_audit_flags_a_packed_batch_of_several_rows_under_flash_attention() -> N
                                attn_implementation=impl) == []
 
 
+def test_audit_flags_a_dynamic_ntk_batch_of_mixed_lengths() -> None:
+    """transformers 5.25's dynamic_rope_update scales one set of frequencies per call, for the
+    batch's largest position id + 1: chapter 12's 10-token row left-padded beside a 16-token row
+    (training length 8, counted ids) is not its own pass. Flagged exactly where a tiny dynamic
+    Llama's logits move (mutation: per-row lengths, or dropping the training-length condition)."""
+    import transformers
+
+    config = transformers.LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=8,
+        rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0},
+        initializer_range=0.2, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(config).eval()
+    tokens = torch.arange(3, 19)[None]
+
+    def batch_error(short: int, long: int) -> tuple[list, float]:
+        mask = torch.ones(2, long, dtype=torch.long)
+        mask[0, :long - short] = 0
+        ids = torch.stack([torch.cat([torch.zeros(long - short, dtype=torch.long),
+                                      tokens[0, :short]]), tokens[0, :long]])
+        positions = position_ids_from_mask(mask)
+        issues = audit_positions(ids, mask, positions, use_cache=False, rope_type="dynamic",
+                                 original_max_position=8, encoding="rope")
+        with torch.no_grad():
+            model(tokens[:, :4])  # reset the grown frequencies (they are kept between calls)
+            batched = model(ids, attention_mask=mask, position_ids=positions).logits[0, -1]
+            model(tokens[:, :4])
+            alone = model(tokens[:, :short]).logits[0, -1]
+        return issues, (batched - alone).abs().max().item()
+
+    issues, error = batch_error(10, 16)  # chapter 12's batch
+    assert _codes(issues) == {"dynamic-ntk-mixed-batch"} and issues[0].rows == (0,)
+    assert "(16)" in issues[0].message and error > 0.05
+    issues, error = batch_error(5, 8)  # both rows within the training length
+    assert issues == [] and error < 1e-5
+    issues, error = batch_error(12, 12)  # equal lengths past it: one length, one set
+    assert issues == [] and error < 1e-5
+    # generate counts the ids itself: the same batch is flagged; a decode step with counted ids
+    mask = torch.tensor([[0] * 6 + [1] * 10, [1] * 16])
+    ids = torch.ones(2, 16, dtype=torch.long)
+    issues = audit_positions(ids, mask, generate=True, use_cache=False, rope_type="dynamic",
+                             original_max_position=8)
+    assert _codes(issues) == {"dynamic-ntk-mixed-batch"} and issues[0].rows == (0,)
+    step_mask = torch.cat([mask, torch.ones(2, 1, dtype=torch.long)], 1)
+    issues = audit_positions(ids[:, :1], step_mask, torch.tensor([[10], [16]]), cache_length=16,
+                             rope_type="dynamic", original_max_position=8)
+    assert _codes(issues) == {"dynamic-ntk-with-cache", "dynamic-ntk-mixed-batch"}
+    assert next(i for i in issues if i.code == "dynamic-ntk-mixed-batch").rows == (0,)
+
+
+def test_audit_messages_name_the_case() -> None:
+    """A forward jump in the ids is not a chunk restart, and a prefill with an empty cache is
+    itself exact under dynamic NTK (only the next cached step is stale)."""
+    ids = torch.ones(1, 6, dtype=torch.long)
+    jump = audit_positions(ids, None, torch.tensor([[0, 1, 2, 5, 6, 7]]))
+    assert _codes(jump) == {"ids-disagree-with-mask"} and "new document" in jump[0].message
+    chunk = audit_positions(ids, None, torch.arange(6)[None], cache_length=4)
+    assert _codes(chunk) == {"ids-disagree-with-mask"} and "cached prefix" in chunk[0].message
+    prefill = audit_positions(torch.ones(1, 16, dtype=torch.long), rope_type="dynamic",
+                              original_max_position=8)
+    assert _codes(prefill) == {"dynamic-ntk-with-cache"}
+    assert "this pass is exact" in prefill[0].message and "next cached step" in prefill[0].message
+    step = audit_positions(ids[:, :1], cache_length=16, rope_type="dynamic",
+                           original_max_position=8)
+    assert "this pass is exact" not in step[0].message
+
+
 @pytest.mark.parametrize(("kwargs", "exc", "match"), [
     (dict(input_ids=[[1, 2]]), TypeError, "input_ids must be a"),
     (dict(input_ids=torch.ones(3, dtype=torch.long)), ValueError, r"input_ids must have shape"),

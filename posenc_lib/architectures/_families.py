@@ -742,7 +742,8 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     ):
         has_rope = False
         notes.append("no rotary module and no rope parameters: attention layers add no "
-                     "position (any position enters before the first layer)")
+                     "position (order reaches them from elsewhere: embeddings before the first "
+                     "layer, a hybrid's recurrent layers, or the causal mask alone)")
     if cfg.get("mla_use_nope") is True:
         # Kimi Linear: its MLA layers have no rotary module, whatever rope_theta says.
         has_rope = False
@@ -884,18 +885,28 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
 
 
 #: Config keys that change attention at run time but are not part of a position plan, with what
-#: they do; a plan whose config sets one carries a note instead of passing over it in silence.
+#: they do; a plan whose config sets one carries a note instead of passing over it in silence
+#: (a multiplier set to 1 changes nothing and gets none).
 RUNTIME_ONLY_KEYS: dict[str, str] = {
     "attn_logit_softcapping": "attention logits pass through c·tanh(logit/c), which bounds "
     "every logit, its position terms included",
     "query_pre_attn_scalar": "the softmax scale is 1/sqrt(query_pre_attn_scalar), not "
     "1/sqrt(head_dim)",
     "attention_multiplier": "the softmax scale is this number, not 1/sqrt(head_dim)",
+    "key_multiplier": "every key is multiplied by this number before the rotation (Falcon-H1), "
+    "so every logit is too",
+    "attention_in_multiplier": "the attention layer's input is multiplied by this number "
+    "(Falcon-H1): q and k both scale with it, so without biases every logit scales by its square",
+    "global_attention_scale": "q and k of the full-attention layers are multiplied by the square "
+    "root of this number (Ergo), so their logits are multiplied by it",
     "attn_implementation": "the attention kernel, chosen when the model is loaded: a kernel "
     "that ignores the window or the bias changes what each query sees",
     "cache_implementation": "the KV cache class generate() uses: a sliding-window or hybrid "
     "cache keeps only each windowed layer's last keys",
 }
+
+#: The :data:`RUNTIME_ONLY_KEYS` that are plain multipliers: at 1 they change nothing.
+_NEUTRAL_AT_ONE = frozenset({"key_multiplier", "attention_in_multiplier", "global_attention_scale"})
 
 
 def _finish(plan: Plan, raw: object) -> Plan:
@@ -907,7 +918,7 @@ def _finish(plan: Plan, raw: object) -> Plan:
             sources.append(raw["text_config"])
     for key, what in RUNTIME_ONLY_KEYS.items():
         value = next((src[key] for src in sources if src.get(key) not in (None, False)), None)
-        if value is None:
+        if value is None or (key in _NEUTRAL_AT_ONE and value == 1):
             continue
         note = f"{key} = {value!r} (run time, not in the plan): {what}"
         if note not in plan.notes:

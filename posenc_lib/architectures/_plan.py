@@ -155,7 +155,7 @@ class LayerPosition:
     attention_factor : float
         Multiplies cos and sin (YaRN, LongRoPE), so the RoPE part of a logit by its square.
     softmax_scale_factor : float
-        Multiplies the softmax scale ``1/√d`` (DeepSeek's ``mscale_all_dim``: ``m²``).
+        Multiplies the softmax scale ``1/√d`` (DeepSeek's ``mscale_all_dim``: ``m_s²``).
     query_scale : QueryScale or None
         Position-dependent query multiplier.
     window : int or None

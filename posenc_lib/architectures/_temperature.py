@@ -36,8 +36,9 @@ def logit_multiplier(
 ) -> torch.Tensor:
     """What a logit at query position ``m`` is multiplied by, for one of five forms.
 
-    * ``"yarn"``: cos and sin × ``a = 0.1·ln s + 1``, so a logit × ``a²`` (every position);
-    * ``"deepseek"``: the softmax scale × ``m² = (0.1·mscale_all_dim·ln s + 1)²`` (MLA,
+    * ``"yarn"``: cos and sin × ``a = 0.1·ln s + 1``, so a logit × ``a²`` (every position;
+      the rotated features only: a partial-rotary head's pass-through part keeps × 1);
+    * ``"deepseek"``: the softmax scale × ``m_s² = (0.1·mscale_all_dim·ln s + 1)²`` (MLA,
       both the RoPE and the no-RoPE part of the logit);
     * ``"llama4"``: the query × ``1 + scale·ln(1 + ⌊(m+1)/floor⌋)`` (Llama 4's NoPE layers);
     * ``"llama_4_scaling_beta"``: the query × ``1 + scale·ln(1 + ⌊m/floor⌋)`` (Ministral 3,

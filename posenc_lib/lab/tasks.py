@@ -2,8 +2,10 @@
 
 * **Copy**: ``x_1 … x_m SEP x_1 … x_m`` with the ``x`` drawn without replacement, so the token
   to copy is always unambiguous; the model reads the first ``2m`` tokens and is scored on its
-  ``m`` predictions of the second half (token accuracy). An algorithmic task: every position
-  must find its partner ``m + 1`` tokens back. Training lengths vary in ``[L/2, L]``.
+  ``m`` predictions of the second half (token accuracy). An algorithmic task: every scored
+  position must output the input token ``m`` positions back (after ``SEP``, the one just after
+  the previous occurrence of its own input token, which is ``m + 1`` back). Training lengths
+  vary in ``[L/2, L]``.
 * **Markov**: a language model on an order-2 Markov chain, ``P(x_t | x_{t−2}, x_{t−1})``, whose
   transition table is itself drawn once from a Dirichlet with a fixed seed. Only local
   dependencies: a model that has learned the chain should predict every position equally well,
@@ -80,8 +82,8 @@ class CopyTask:
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """A training batch whose length is drawn from the even lengths in ``[L/2, L]``.
 
-        With one fixed length the copy offset ``m + 1`` never changes, and a model can learn
-        "look ``m + 1`` tokens back" instead of finding the partner token: varying ``m`` rules
+        With one fixed length the copy offset ``m`` never changes, and a model can learn
+        "copy the token ``m`` back" instead of finding the partner token: varying ``m`` rules
         that shortcut out.
         """
         train_length = check_int(train_length, "train_length", minimum=4)

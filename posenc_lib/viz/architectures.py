@@ -168,7 +168,7 @@ def frequency_selection_figure(
 def temperature_figure(max_position: int = 10_000_000) -> go.Figure:
     """The logit multiplier of five length-temperature forms against the query position.
 
-    YaRN (s = 32, gpt-oss), DeepSeek's m² (s = 40, mscale_all_dim = 1), Llama 4's query scale
+    YaRN (s = 32, gpt-oss), DeepSeek's m_s² (s = 40, mscale_all_dim = 1), Llama 4's query scale
     (0.1, floor 8192), ``llama_4_scaling_beta`` (0.1, original context 16 384, Ministral 3) and
     Scalable-Softmax with ``s = 1/ln 4096`` (1 at 4 096 visible keys).
 
@@ -189,7 +189,7 @@ def temperature_figure(max_position: int = 10_000_000) -> go.Figure:
     p = p[p <= top]
     forms = (
         ("YaRN, s = 32: a²", "yarn", {"factor": 32.0}),
-        ("DeepSeek-V3, s = 40: m²", "deepseek", {"factor": 40.0}),
+        ("DeepSeek-V3, s = 40: m<sub>s</sub>²", "deepseek", {"factor": 40.0}),
         ("Llama 4 NoPE layers", "llama4", {"scale": 0.1, "floor": 8192}),
         ("llama_4_scaling_beta = 0.1", "llama_4_scaling_beta", {"scale": 0.1, "floor": 16384}),
         ("Scalable-Softmax, σ·ln n", "ssmax", {"ssmax_s": 1 / math.log(4096)}),

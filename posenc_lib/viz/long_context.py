@@ -71,7 +71,7 @@ def all_ones_figure(
     xpos_scale_base: float = 512.0,
     sliders: bool = True,
 ) -> go.Figure:
-    """LLaMA 2 Long's curve: the raw score ``q·R_Δ k`` for all-ones ``q``, ``k`` against ``Δ``.
+    """LLaMA 2 Long's curve: the raw score ``q·R_r k`` for all-ones ``q``, ``k`` against ``r``.
 
     Parameters
     ----------
@@ -84,7 +84,7 @@ def all_ones_figure(
     factor : float
         PI's scale factor (1 … 64).
     max_distance : int
-        Largest distance ``Δ`` (16 … 131 072); 2 049 points are drawn.
+        Largest distance ``r`` (16 … 131 072); 2 049 points are drawn.
     xpos_scale_base : float
         xPos's scale base (512 in the authors' code; LLaMA 2 Long does not state its value).
     sliders : bool
@@ -107,11 +107,11 @@ def all_ones_figure(
                                   strict=False):
         fig.add_trace(go.Scatter(
             **props, mode="lines", line={"color": color, "width": 1.4, "dash": dash},
-            hovertemplate="Δ = %{x}<br>score = %{y:.2f}<extra>%{fullData.name}</extra>",
+            hovertemplate="r = %{x}<br>score = %{y:.2f}<extra>%{fullData.name}</extra>",
         ))
     fig.update_layout(
-        xaxis={"title": {"text": "relative distance Δ (positions)"}},
-        yaxis={"title": {"text": "raw score q·R_Δ k, q = k = all ones"}},
+        xaxis={"title": {"text": "relative distance r (positions)"}},
+        yaxis={"title": {"text": "raw score q·R_r k, q = k = all ones"}},
         legend={"orientation": "h", "x": 0.0, "y": 1.0, "yanchor": "bottom"},
         margin={"t": 110},
     )
@@ -350,27 +350,29 @@ def pair_spiral_figure(
     return _style(fig, title, height=540)
 
 
-# --- every method as a ramp over r = L/λ ---------------------------------------------------------
+# --- every method as a ramp over τ = L/λ ---------------------------------------------------------
 
 
 def _ramp_curves(dim: int, base: float, factor: float, train_len: int
                  ) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """``(name, r, fraction)`` per method: ``fraction = ln(θ/θ')/ln s`` against ``r = L/λ``."""
+    """``(name, τ, fraction)`` per method: ``fraction = ln(θ/θ')/ln s`` against ``τ = L/λ``."""
     from .. import extension, scaling  # local: the figure module stays light to import
 
     theta = rope.rope_inv_freq(dim, base)
-    r = train_len * theta / (2 * math.pi)
+    tau = train_len * theta / (2 * math.pi)  # turns in the training context
     spectra = {
         "PI": scaling.pi_inv_freq(dim, base, factor),
         "NTK-aware": scaling.ntk_inv_freq(dim, base, factor),
         "YaRN (transformers)": scaling.yarn_inv_freq(dim, base, factor, train_len)[0],
-        "YaRN (paper, α = 1, β = 32)": extension.yarn_paper_inv_freq(dim, base, factor, train_len),
-        "Llama 3.1 (= paper, α = 1, β = 4)": scaling.llama3_inv_freq(dim, base, factor, train_len),
+        "YaRN (paper, β_slow = 1, β_fast = 32)":
+            extension.yarn_paper_inv_freq(dim, base, factor, train_len),
+        "Llama 3.1 (= paper, β_slow = 1, β_fast = 4)":
+            scaling.llama3_inv_freq(dim, base, factor, train_len),
     }
     out = []
     for name, inv in spectra.items():
         fraction = torch.log(theta / inv) / math.log(factor)
-        out.append((name, _np(r), _np(fraction)))
+        out.append((name, _np(tau), _np(fraction)))
     return out
 
 
@@ -381,7 +383,7 @@ def interpolation_ramps(
 
     The y value is ``ln(θ_i/θ'_i)/ln s``: 0 keeps the pair (extrapolates), 1 divides it by ``s``
     (interpolates). The x value is the number of turns the pair makes in the training context,
-    ``r = L/λ_i`` (log scale): the critical pair sits at ``r = 1``.
+    ``τ_i = L/λ_i`` (log scale): the critical pair sits at ``τ = 1``.
 
     Parameters
     ----------
@@ -402,22 +404,22 @@ def interpolation_ramps(
     train_len = _int(train_len, "train_len", 16, 2**22)
     fig = go.Figure()
     dashes = ["solid", "dot", "solid", "dash", "dashdot"]
-    for k, (name, r, fraction) in enumerate(_ramp_curves(dim, base, factor, train_len)):
+    for k, (name, tau, fraction) in enumerate(_ramp_curves(dim, base, factor, train_len)):
         fig.add_trace(go.Scatter(
-            x=_lists(r, 4), y=_lists(fraction, 4), name=name, mode="lines+markers",
+            x=_lists(tau, 4), y=_lists(fraction, 4), name=name, mode="lines+markers",
             line={"color": COLORWAY[k], "dash": dashes[k], "width": 2}, marker={"size": 4},
-            hovertemplate="r = L/λ = %{x:.3g}<br>share of ln s = %{y:.3f}<extra>" + name
+            hovertemplate="τ = L/λ = %{x:.3g}<br>share of ln s = %{y:.3f}<extra>" + name
                           + "</extra>",
         ))
     fig.add_vline(x=1.0, line={"color": MUTED, "dash": "dash", "width": 1})
     fig.update_layout(
-        xaxis={"title": {"text": "turns in the training context, r = L/λ_i"}, "type": "log",
+        xaxis={"title": {"text": "turns in the training context, τ_i = L/λ_i"}, "type": "log",
                "autorange": "reversed"},
         yaxis={"title": {"text": "ln(θ_i/θ'_i) / ln s"}, "range": [-0.05, 1.05]},
         legend={"orientation": "h", "x": 0.0, "y": -0.22, "yanchor": "top"},
         margin={"b": 150},
     )
-    title = (f"Each method as a ramp over r = L/λ<br><sup>d = {dim}, b = {_fmt(base)}, "
+    title = (f"Each method as a ramp over τ_i = L/λ_i<br><sup>d = {dim}, b = {_fmt(base)}, "
              f"s = {_fmt(factor)}, L = {_fmt(train_len)}; 0 = kept, 1 = divided by s</sup>")
     return _style(fig, title, height=520)
 
@@ -425,7 +427,7 @@ def interpolation_ramps(
 def base_bound_figure(
     bases: Any, lengths: Any, passes: Any, models: dict[str, tuple[float, float]] | None = None
 ) -> go.Figure:
-    """Men et al.'s criterion as a map: where ``B(Δ) >= 0`` holds up to ``L``, with real models.
+    """Men et al.'s criterion as a map: where ``B(r) >= 0`` holds up to ``L``, with real models.
 
     Parameters
     ----------
@@ -465,5 +467,5 @@ def base_bound_figure(
         ))
     fig.update_xaxes(title_text="context length L (log₁₀)")
     fig.update_yaxes(title_text="RoPE base b (log₁₀)")
-    return _style(fig, "B(Δ) ≥ 0 for every Δ ≤ L: blue passes, red fails (d = 128)",
+    return _style(fig, "B(r) ≥ 0 for every r ≤ L: blue passes, red fails (d = 128)",
                   height=460)
