@@ -210,7 +210,9 @@ def _check_size(n_heads: int, q_len: int, k_len: int) -> None:
     if n_heads * q_len * k_len > MAX_ELEMENTS:
         raise ValueError(
             f"n_heads·q_len·k_len = {n_heads}·{q_len}·{k_len} exceeds {MAX_ELEMENTS} elements; "
-            "build the bias for fewer heads or a shorter sequence (or use alibi_window_mass)"
+            "build only the rows you need (one decode row: q_len = 1, e.g. "
+            f"alibi_bias({n_heads}, 1, {k_len})), add the bias inside the kernel instead "
+            "(a FlexAttention score_mod), or use alibi_window_mass for the attention mass"
         )
 
 

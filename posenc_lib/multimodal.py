@@ -812,17 +812,22 @@ def mrope_position_ids(
 
     Text of ``n`` tokens takes ids ``p, p+1, …`` on all three axes and moves ``p`` on by ``n``.
     An image or video grid ``(t, h, w)`` of patches becomes ``t·(h/m)·(w/m)`` tokens (``m`` the
-    spatial merge size) with ids time ``p + ⌊k·τ⌋`` for temporal patch ``k`` (``τ`` the time
+    spatial merge size) with ids time ``p + ⌊k·δ_t⌋`` for temporal patch ``k`` (``δ_t`` the time
     interval: 1 for images and Qwen2-VL, ``tokens_per_second · seconds_per_grid`` for Qwen2.5-VL
     videos), height ``p + row``, width ``p + col``. Then,
-    with ``resume="max"`` (the default: transformers 4.x up to 5.2, the rule the Qwen2-VL and
-    Qwen2.5-VL checkpoints were trained with, "the maximum position ID of the preceding
-    modality" plus one) the next segment starts at the largest id so far plus one; with
+    with ``resume="max"`` (the default: transformers 4.x up to 5.2, the rule of the Qwen2-VL
+    paper, "the maximum position ID of the preceding modality" plus one, and of the reference
+    code contributed at the models' release; that the checkpoints were trained with it is an
+    inference) the next segment starts at the largest id so far plus one; with
     ``resume="grid"`` (transformers 5.3 and later, checked on 5.25; 5.3.0 to 5.5.4 also had wrong
     video time ids, see Notes) ``p`` moves on by
     ``max(h, w) / m`` — not by the number of tokens, and not by the number of frames. The two
     agree for images and single frames and differ for videos whose last time id
-    ``⌊(t−1)·τ⌋`` reaches ``max(h, w) / m``.
+    ``⌊(t−1)·δ_t⌋`` reaches ``max(h, w) / m``.
+
+    One time id spans ``1 / tokens_per_second`` seconds, so when ``δ_t < 1`` (more than
+    ``2 · tokens_per_second`` frames per second at ``temporal_patch_size`` 2) several temporal
+    patches share a time id under every ``seconds_cast`` (QwenLM/Qwen3-VL issue #1031).
 
     Real prompts wrap every image and video in ``<vision_start>`` / ``<vision_end>`` text tokens;
     two grids of the same kind with no text between are refused, because ``get_rope_index``
@@ -842,7 +847,7 @@ def mrope_position_ids(
         ``m`` (2 in the Qwen-VL models).
     resume : {"max", "grid"}
         Where the segment after an image or video starts: the largest id so far plus one
-        (transformers ≤ 5.2, the released checkpoints) or ``p + max(h, w) / m``
+        (transformers ≤ 5.2, the release code) or ``p + max(h, w) / m``
         (transformers ≥ 5.3).
     seconds_cast : {"float32", "int", "float32_seconds_first"}
         How a temporal patch's time offset is computed (the six-element video form only):
@@ -865,7 +870,7 @@ def mrope_position_ids(
     (4.49–4.51), ``"int"`` (4.52–5.2, with ``"max"``; 5.6.0–5.17 with ``resume="grid"``) or
     ``resume="grid"`` (5.18 and later). No option reproduces 5.3.0 to 5.5.4, whose
     ``get_vision_position_ids`` computed ``torch.full((n,), start) * time_interval``: every token
-    of a video got time id ``p · τ`` (issue #45381, fixed in 5.6.0 by PR #45400), and in 5.3.0 a
+    of a video got time id ``p · δ_t`` (issue #45381, fixed in 5.6.0 by PR #45400), and in 5.3.0 a
     still image got ``p · tokens_per_second`` (issue #45325, fixed by PR #45330).
 
     Returns

@@ -444,8 +444,9 @@ def offset_readout_accuracy(
     linear shift (sine–cosine pairs) reads every offset, at positions it was fitted on and beyond
     (wishes 3 and 9); a table without one (sines only) misreads many. Guessing one offset for
     every pair scores ``1 / max_offset``. Fit on rows over which every feature turns well (chapter
-    2 uses base 100 and 200 rows): a pair that barely turns leaves the fit ill-conditioned, and a
-    share that depends on it can move with rounding.
+    2 uses base 100 and 2000 rows): a feature that barely turns leaves the fit ill-conditioned,
+    and a share that depends on it can move with rounding or be an artefact (sines only at
+    ``dim = 16``, fitted on 200 rows, read one offset for every pair 4000 positions on).
 
     Parameters
     ----------

@@ -571,6 +571,7 @@ AUDIT_CODES = (
     "packed-with-2d-mask",
     "packed-with-cache",
     "packed-batch-flash",
+    "packed-ids-not-restarted",
     "4d-mask-misread",
     "dynamic-ntk-with-cache",
     "dynamic-ntk-mixed-batch",
@@ -606,6 +607,27 @@ def _int_matrix(x: object, name: str, batch: int | None = None) -> torch.Tensor:
     return x.long()
 
 
+def _document_starts(mask: torch.Tensor, batch: int) -> torch.Tensor:
+    """Queries that start a document in a 4-D mask ``(batch or 1, heads, seq, k_len)``.
+
+    A query starts a document where its first allowed key is its own (key column
+    ``k_len - seq + i`` for query ``i``); allowed means True (bool), nonzero (integer) or not a
+    large negative number (additive). Returns a ``(batch, seq)`` bool tensor (head 0 is read).
+    """
+    plane = mask[:, 0]
+    if plane.dtype == torch.bool:
+        allowed = plane
+    elif plane.dtype.is_floating_point:
+        allowed = plane > torch.finfo(plane.dtype).min / 2
+    else:
+        allowed = plane != 0
+    seq, k_len = plane.shape[-2:]
+    own = torch.arange(k_len - seq, k_len)
+    first = allowed.int().argmax(-1)  # the first allowed key (0 if none is allowed)
+    own_allowed = allowed.gather(-1, own.expand(plane.shape[0], seq)[..., None])[..., 0]
+    return (own_allowed & (first == own)).expand(batch, seq)
+
+
 def audit_positions(
     input_ids: torch.Tensor,
     attention_mask: torch.Tensor | None = None,
@@ -632,7 +654,9 @@ def audit_positions(
       tokens counted by the mask (cache included) — a chunked prefill or a cached prefix that
       restarts at 0, a batch numbered by columns, or ids that jump forward inside a row (eager
       and SDPA, with no mask and no cache, split a row wherever the step is not 1, so a jump
-      starts a new document);
+      starts a new document). Under ``encoding="rope"`` with fixed frequencies (any
+      ``rope_type`` but ``"dynamic"`` and ``"longrope"``) and nothing cached, ids that differ
+      from the counted ones by one constant per row are accepted: RoPE sees only offsets;
     - ``packed-with-2d-mask``: ids restart inside a row (packing) but a 2-D ``attention_mask`` is
       given — even all ones, as a tokenizer returns it — so the mask builder does not infer
       document boundaries and documents attend to each other;
@@ -642,6 +666,12 @@ def audit_positions(
       with no padding mask: transformers' ``_is_packed_sequence`` reads ids as packed only for a
       batch of one row, so the rows are not split into their documents (eager and SDPA, with no
       mask and no cache, do split them);
+    - ``packed-ids-not-restarted``: a 4-D mask holds document blocks (a query whose first allowed
+      key is its own starts a document) but the position ids (given, or the model's column ids)
+      are not 0 there: a learned or sinusoidal table embeds the wrong positions (GPT-2 under
+      the block mask), and a length-dependent RoPE (``"dynamic"``, ``"longrope"``) gets its
+      frequencies from the larger ids; raised for ``encoding`` ``"absolute"`` or ``None``, or
+      such a ``rope_type`` (RoPE with fixed frequencies sees only offsets inside a document);
     - ``4d-mask-misread``: a 4-D mask the backend does not read as a mask: a bool or integer one
       on eager attention, which adds it to the scores as 0/1 (nothing is masked), or any 4-D mask
       under FlashAttention, whose unpadding reads a ``(batch, seq)`` padding mask;
@@ -667,11 +697,13 @@ def audit_positions(
     by column, as MPT's does, is hurt by right padding like RoPE: audit it with ``"rope"`` or
     ``None``) and ``"nope"`` (the ids are not read). ``right-padding-generate`` applies under
     every encoding: ``generate`` predicts the next token from a pad slot whatever the encoding.
-    ``None`` (the default) assumes nothing and flags every padded row. The packing codes are
-    about the mask and apply to every encoding.
+    ``None`` (the default) assumes nothing and flags every padded row. The other packing codes
+    are about the mask and apply to every encoding.
 
-    A 4-D ``attention_mask`` is taken to be an explicit (block) mask and silences the packing
-    codes; on eager it must be additive (``packed_causal_mask(lengths, dtype=...)``), else
+    A 4-D ``attention_mask`` is taken to be an explicit (block) mask and silences the other
+    packing codes (its blocks are read only for ``packed-ids-not-restarted``; a sliding window of
+    one key would read as documents of one token); on eager it must be additive
+    (``packed_causal_mask(lengths, dtype=...)``), else
     ``4d-mask-misread``. Under FlashAttention (``attn_implementation="flash_attention_2"`` or
     ``"_3"``) transformers infers the documents from restarting ids for a batch of one row
     whose 2-D mask has no padding (an all-ones mask becomes ``None``), cache or not:
@@ -746,6 +778,11 @@ def audit_positions(
                 f"a 4-D attention_mask must have shape (batch, heads, seq, k_len) with batch "
                 f"{batch} (or 1) and seq {seq}, got {tuple(attention_mask.shape)}"
             )
+        if attention_mask.shape[-1] < seq:
+            raise ValueError(
+                f"a 4-D attention_mask must have k_len >= seq = {seq} (the keys include this "
+                f"step's), got shape {tuple(attention_mask.shape)}"
+            )
         explicit_mask = True
         if attn_implementation.startswith("flash_attention"):
             misread = ("FlashAttention takes no 4-D mask (its unpadding reads a (batch, seq) "
@@ -815,7 +852,12 @@ def audit_positions(
         both_real = real[:, 1:] & real[:, :-1]
         packed = ((step <= 0) & both_real).any(-1)
         expected = position_ids_from_mask(full_mask)[:, -seq:]
-        disagree = ((position_ids != expected) & real).any(-1) & ~packed & reads_ids
+        offset = (position_ids - expected).masked_fill(~real, 0)
+        if encoding == "rope" and rope_type not in ("dynamic", "longrope") and cache_length == 0:
+            # fixed frequencies see only offsets: one constant per row (on real tokens) is fine
+            first_real = real.int().argmax(-1, keepdim=True)
+            offset = (offset - offset.gather(-1, first_real)).masked_fill(~real, 0)
+        disagree = (offset != 0).any(-1) & ~packed & reads_ids
         jump = ((step > 1) & both_real).any(-1)
         flag("ids-disagree-with-mask", disagree & ~jump,
              "position_ids differ from the real tokens counted by the mask (cache included): "
@@ -844,6 +886,15 @@ def audit_positions(
                      "packed rows in a batch of several rows: FlashAttention infers documents "
                      "from the ids only for a batch of one row; pack into one row or pass "
                      "cu_seq_lens_q/k (DataCollatorWithFlattening(return_flash_attn_kwargs=True))")
+    if isinstance(attention_mask, torch.Tensor) and explicit_mask and reads_ids and (
+            encoding in ("absolute", None) or rope_type in ("dynamic", "longrope")):
+        starts = _document_starts(attention_mask, batch)
+        used = (position_ids if position_ids is not None
+                else torch.arange(cache_length, cache_length + seq).expand(batch, seq))
+        flag("packed-ids-not-restarted", (starts & (used != 0)).any(-1),
+             "the 4-D mask holds document blocks but the position ids do not restart at 0 where "
+             "a document begins: an absolute table (or a RoPE whose frequencies follow the "
+             "largest id) sees the wrong positions; pass packed_position_ids(lengths)")
     total = cache_length + seq
     if rope_type == "dynamic" and (use_cache or cache_length > 0) and total > limit:
         flag("dynamic-ntk-with-cache", list(range(batch)),
@@ -851,7 +902,8 @@ def audit_positions(
              + ("cached keys keep the old frequencies" if cache_length > 0 else
                 "this pass is exact, but the keys it caches keep this length's frequencies, so "
                 "the next cached step is stale")
-             + "; prefill again (a per-key correction is exact only in the first layer)")
+             + "; cache keys before RoPE (YaRN; rerotate_keys by m(θ'−θ) on rotated keys, "
+             "equal to a fresh pass in the first layer only) or prefill again at every step")
     if rope_type == "dynamic":
         # transformers' dynamic_rope_update: one set of frequencies per call, for
         # max(position_ids) + 1 over the whole batch (pads included)

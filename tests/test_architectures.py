@@ -1300,6 +1300,14 @@ def test_runtime_only_keys_get_a_note() -> None:
 
     plan = position_plan(PUBLISHED_CONFIGS["Gemma 3 27B"][1])
     assert any(n.startswith("query_pre_attn_scalar = 168 (run time") for n in plan.notes)
+    # EmbeddingGemma's 256 at head size 256 is the usual 1/sqrt(head_dim): no note (mutation
+    # caught: a note whenever the key is set); at 128 it gets one.
+    gemma = dict(PUBLISHED_CONFIGS["EmbeddingGemma"][1])
+    assert gemma["head_dim"] == gemma["query_pre_attn_scalar"] == 256
+    assert not any("query_pre_attn_scalar" in n for n in position_plan(gemma).notes)
+    gemma["query_pre_attn_scalar"] = 128
+    assert any(n.startswith("query_pre_attn_scalar = 128 (run time")
+               for n in position_plan(gemma).notes)
     raw = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
            "num_attention_heads": 4, "cache_implementation": "static"}
     assert any(n.startswith("cache_implementation = 'static'") for n in position_plan(raw).notes)
@@ -1632,6 +1640,21 @@ def test_feed_forward_layers_of_a_hybrid_are_not_called_recurrent() -> None:
         "linear_attention layer (state carried token by token)" in text)
 
 
+def test_short_convolution_layers_are_not_called_recurrent() -> None:
+    """LFM2's conv layers keep the last k − 1 inputs and weight each offset separately; they are
+    not printed as carrying a state token by token (mutation caught: the recurrent label)."""
+    import transformers
+
+    from posenc_lib.architectures import format_plan
+
+    config = transformers.CONFIG_MAPPING["lfm2"](num_hidden_layers=4, full_attn_idxs=[1, 3])
+    plan = position_plan(config)
+    assert [e.kind for e in plan] == ["no_attention", "rope", "no_attention", "rope"]
+    text = format_plan(plan)
+    assert "conv layer (last k−1 inputs kept; offset-specific kernel)" in text
+    assert "conv layer (state carried" not in text
+
+
 def test_zamba2_head_size_is_its_attention_head_dim() -> None:
     """Zamba2's attention is twice the hidden size wide: 2·2560/32 = 160 per head, not 80
     (mutation caught: head size read as hidden_size / num_attention_heads)."""
@@ -1719,6 +1742,17 @@ def test_plans_outside_the_census_say_so_and_kimi_linear_mla_is_nope() -> None:
     assert {e.kind for e in plan} <= {"nope", "no_attention"} and any(
         e.kind == "nope" for e in plan)
     assert any("mla_use_nope" in n for n in plan.notes)
+    # Without the key, transformers' class still builds no rotary module (mutation caught: a
+    # file with rope_theta but no mla_use_nope planned as RoPE).
+    for flag in (None, False):
+        kimi = transformers.CONFIG_MAPPING["kimi_linear"]().to_dict()
+        kimi.pop("mla_use_nope", None)
+        kimi["rope_theta"] = 10000.0
+        if flag is not None:
+            kimi["mla_use_nope"] = flag
+        plan = position_plan(kimi)
+        assert {e.kind for e in plan} <= {"nope", "no_attention"}, flag
+        assert any("builds no rotary module" in n for n in plan.notes), plan.notes
 
 
 @pytest.mark.parametrize(("config", "says"), [

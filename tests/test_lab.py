@@ -724,6 +724,7 @@ def test_sink_window_on_the_committed_nope_models() -> None:
 def test_the_batches_own_chain_losses() -> None:
     from posenc_lib.lab.results import (
         current_token_batch_loss,
+        per_position_reference,
         reference_loss,
         reference_loss_spread,
         validation_reference_loss,
@@ -742,6 +743,19 @@ def test_the_batches_own_chain_losses() -> None:
     assert (mean, se) == (pytest.approx(2.6687, abs=1e-4), pytest.approx(0.0045, abs=1e-4))
     with pytest.raises(ValueError, match="length"):
         current_token_batch_loss(settings, 100)
+    # per position: the same batch, so the scored positions average to the batch figures above
+    n = 8 * settings.train_length
+    per = per_position_reference(settings, n)
+    assert per["chain"].shape == per["current_token"].shape == (n,)
+    assert math.isnan(per["chain"][0]) and not np.isnan(per["chain"][1:]).any()
+    scored = slice(settings.train_length, n)
+    assert per["chain"][scored].mean() == pytest.approx(reference_loss(settings)[n], abs=1e-12)
+    assert per["current_token"][scored].mean() == pytest.approx(mean, abs=1e-12)
+    # tokens 4-7 of this batch sit 0.09 nats below the entropy rate (the chapter's per-band reading)
+    assert per["chain"][2:6].mean() == pytest.approx(1.787, abs=1e-3)
+    assert per["chain"][2:6].mean() < refs["floor"] - 0.05
+    with pytest.raises(ValueError, match="length"):
+        per_position_reference(settings, 100)
     with pytest.raises(ValueError, match="batches"):
         reference_loss_spread(settings, batches=1)
     with pytest.raises(ValueError, match="batches"):

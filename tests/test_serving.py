@@ -523,6 +523,75 @@ def test_audit_messages_name_the_case() -> None:
     assert "this pass is exact" not in step[0].message
 
 
+def test_audit_reads_the_documents_off_a_4d_block_mask() -> None:
+    """Column ids under a block mask: a tiny GPT-2 (learned table) is off the documents run
+    separately and is flagged packed-ids-not-restarted; restarted ids are exact and pass; RoPE
+    with fixed frequencies is not flagged (only offsets inside a document count), dynamic NTK is
+    (mutations caught: the audit's old all-ones reading of a 4-D mask returned nothing here)."""
+    import transformers
+
+    lengths = [4, 3, 5]
+    tokens = torch.arange(3, 15)[None]
+    restarted = packed_position_ids(lengths)[None]
+    columns = torch.arange(12)[None]
+    block = packed_causal_mask(lengths, dtype=torch.float32)[None, None]
+    config = transformers.GPT2Config(vocab_size=32, n_positions=32, n_embd=32, n_layer=2,
+                                     n_head=4, attn_implementation="eager")
+    torch.manual_seed(0)
+    gpt2 = transformers.GPT2LMHeadModel(config).eval()
+    with torch.no_grad():
+        separate = torch.cat([gpt2(doc[None]).logits[0]
+                              for doc in tokens[0].split(lengths)])
+        errors = {name: (gpt2(tokens, attention_mask=block, position_ids=ids).logits[0]
+                         - separate).abs().max().item()
+                  for name, ids in (("columns", columns), ("restarted", restarted))}
+    assert errors["restarted"] < 1e-5 < 0.05 < errors["columns"]
+    for ids in (None, columns):
+        for encoding in ("absolute", None):
+            issues = audit_positions(tokens, block, ids, encoding=encoding)
+            assert _codes(issues) == {"packed-ids-not-restarted"} and issues[0].rows == (0,)
+        assert audit_positions(tokens, block, ids, encoding="rope") == []
+        assert _codes(audit_positions(tokens, block, ids, encoding="rope", rope_type="dynamic",
+                                      original_max_position=6, use_cache=False)) == {
+            "packed-ids-not-restarted"}
+    bool_block = packed_causal_mask(lengths)[None, None]  # the bool form, read on SDPA
+    assert _codes(audit_positions(tokens, bool_block, columns, encoding="absolute",
+                                  attn_implementation="sdpa")) == {"packed-ids-not-restarted"}
+    window = sliding_window_mask(12, 4)[None, None]  # a window is one document, not several
+    for encoding in ("absolute", "rope", None):
+        assert audit_positions(tokens, block, restarted, encoding=encoding) == []
+        assert audit_positions(tokens, bool_block, restarted, encoding=encoding,
+                               attn_implementation="sdpa") == []
+        assert audit_positions(tokens, window, columns, encoding=encoding,
+                               attn_implementation="sdpa") == []
+    # only the second row of a batch of two restarts wrongly
+    two = audit_positions(tokens.expand(2, -1), block, torch.cat([restarted, columns]),
+                          encoding="absolute")
+    assert _codes(two) == {"packed-ids-not-restarted"} and two[0].rows == (1,)
+
+
+def test_audit_accepts_a_constant_shift_under_fixed_rope() -> None:
+    """Column ids on a left-padded row differ from the counted ones by one constant, which RoPE
+    with fixed frequencies does not see (chapter 12: 1.4e-6 on its tiny Llama); a cache, a
+    length-dependent RoPE or an absolute table keeps the flag (mutation: accepting any offset)."""
+    ids = torch.ones(2, 6, dtype=torch.long)
+    left = torch.tensor([[1] * 6, [0, 0, 0, 1, 1, 1]])
+    columns = torch.arange(6).expand(2, 6)
+    assert audit_positions(ids, left, columns, encoding="rope") == []
+    assert audit_positions(ids, left, columns + 7, encoding="rope") == []
+    for kwargs in (dict(encoding="absolute"), dict(),
+                   dict(encoding="rope", rope_type="dynamic", original_max_position=4,
+                        use_cache=False)):
+        issues = audit_positions(ids, left, columns, **kwargs)
+        assert _codes(issues) == {"ids-disagree-with-mask"} and issues[0].rows == (1,)
+    # not one constant (a gap inside the real tokens), or a chunk after a cache: still flagged
+    gapped = torch.tensor([[0, 1, 2, 3, 4, 5], [0, 0, 0, 0, 1, 3]])
+    assert _codes(audit_positions(ids, left, gapped, encoding="rope")) == {
+        "ids-disagree-with-mask"}
+    assert _codes(audit_positions(ids[:1, :4], None, torch.arange(4)[None], cache_length=5,
+                                  encoding="rope")) == {"ids-disagree-with-mask"}
+
+
 @pytest.mark.parametrize(("kwargs", "exc", "match"), [
     (dict(input_ids=[[1, 2]]), TypeError, "input_ids must be a"),
     (dict(input_ids=torch.ones(3, dtype=torch.long)), ValueError, r"input_ids must have shape"),
@@ -541,6 +610,7 @@ def test_audit_messages_name_the_case() -> None:
     (dict(rope_type="dynamic"), ValueError, "needs original_max_position"),
     (dict(attn_implementation="flash"), ValueError, "attn_implementation must be one of"),
     (dict(attention_mask=torch.ones(1, 1, 2, 3, dtype=torch.bool)), ValueError, "4-D"),
+    (dict(attention_mask=torch.ones(1, 1, 3, 2, dtype=torch.bool)), ValueError, "k_len >= seq"),
     (dict(encoding="learned"), ValueError, "encoding must be one of"),
     (dict(encoding="alibi", rope_type="yarn"), ValueError, "needs encoding 'rope'"),
 ])

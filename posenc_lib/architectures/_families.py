@@ -747,7 +747,17 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     if cfg.get("mla_use_nope") is True:
         # Kimi Linear: its MLA layers have no rotary module, whatever rope_theta says.
         has_rope = False
-        notes.append("mla_use_nope = true: the MLA attention layers rotate nothing")
+        notes.append("mla_use_nope = true (a key of the released config and its remote code; "
+                     "transformers' KimiLinear class builds no rotary module): the MLA "
+                     "attention layers rotate nothing")
+    elif model_type == "kimi_linear":
+        # transformers' class deletes its rotary module whatever the file says; only the remote
+        # code reads mla_use_nope, so a file without it (or with false) differs there.
+        has_rope = False
+        notes.append(f"kimi_linear: transformers' KimiLinear class builds no rotary module, so "
+                     f"the MLA attention layers rotate nothing (mla_use_nope = "
+                     f"{cfg.get('mla_use_nope')!r} here; the remote code rotates unless it is "
+                     f"true)")
     kind = cfg.get("position_embedding_type", "rope")
     if hf is not None and not any(w in str(kind) for w in ("rope", "rotary")) and (
         _reads_position_embedding_type(model_type)
@@ -910,7 +920,11 @@ _NEUTRAL_AT_ONE = frozenset({"key_multiplier", "attention_in_multiplier", "globa
 
 
 def _finish(plan: Plan, raw: object) -> Plan:
-    """Add a note for every :data:`RUNTIME_ONLY_KEYS` entry the config sets."""
+    """Add a note for every :data:`RUNTIME_ONLY_KEYS` entry the config sets.
+
+    A multiplier at 1 and a ``query_pre_attn_scalar`` equal to every attending layer's head size
+    (Gemma 2's 256 at head size 256: the usual 1/sqrt(head_dim)) change nothing and get none.
+    """
     sources: list[Mapping[str, Any]] = [plan.config]
     if isinstance(raw, Mapping):
         sources.append(raw)
@@ -920,10 +934,19 @@ def _finish(plan: Plan, raw: object) -> Plan:
         value = next((src[key] for src in sources if src.get(key) not in (None, False)), None)
         if value is None or (key in _NEUTRAL_AT_ONE and value == 1):
             continue
+        if key == "query_pre_attn_scalar" and _is_every_head_dim(plan, value):
+            continue
         note = f"{key} = {value!r} (run time, not in the plan): {what}"
         if note not in plan.notes:
             plan.notes.append(note)
     return plan
+
+
+def _is_every_head_dim(plan: Plan, value: object) -> bool:
+    """Whether ``value`` is the head size of every attending layer of ``plan`` (one at least)."""
+    dims = {e.head_dim for e in plan if e.kind != "no_attention"}
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and bool(dims)
+            and all(d is not None and math.isclose(float(value), float(d)) for d in dims))
 
 
 def _preflight(config: object) -> tuple[Any, int]:

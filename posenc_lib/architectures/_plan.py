@@ -27,8 +27,10 @@ from ..rope import CONVENTIONS, apply_rope_complex, apply_rope_half, apply_rope_
 __all__ = ["KINDS", "QK_NORM_KINDS", "LayerPosition", "QueryScale", "proportional_inv_freq"]
 
 #: The kinds of layer a plan names: ``"no_attention"`` is a hybrid's recurrent, linear-attention
-#: or state-space layer (position reaches it only through the order it reads tokens in), or a
-#: layer that mixes no tokens at all (Nemotron-H's standalone MLP and MoE layers).
+#: or state-space layer (position reaches it through the order it reads tokens in), a short
+#: convolution (LFM2: a weight per offset over the last few inputs, a relative position of very
+#: short reach), or a layer that mixes no tokens at all (Nemotron-H's standalone MLP and MoE
+#: layers).
 KINDS: tuple[str, ...] = ("rope", "nope", "alibi", "no_attention")
 
 #: How a layer normalises q and k (``LayerPosition.qk_norm_kind``): over each head's features
@@ -41,6 +43,10 @@ QK_NORM_KINDS: tuple[str, ...] = ("per-head", "per-head, no weight", "per-head, 
 #: Layer types that mix no tokens at all (a feed-forward block standing alone as a layer, as in
 #: Nemotron-H): unlike recurrent and linear-attention layers they carry no state either.
 _MIXING_FREE_TYPES = frozenset({"mlp", "moe"})
+
+#: Layer types that are short causal convolutions (LFM2's ``"conv"``): they keep the last k − 1
+#: inputs and weight each offset 0 … k − 1 separately, rather than carrying a state forward.
+_SHORT_CONV_TYPES = frozenset({"conv"})
 
 
 _APPLY = {
@@ -355,6 +361,9 @@ class LayerPosition:
         elif self.kind == "no_attention":
             if self.layer_type in _MIXING_FREE_TYPES:
                 return f"{self.layer_type} layer (no token mixing): no position"
+            if self.layer_type in _SHORT_CONV_TYPES:
+                return (f"{self.layer_type} layer (last k−1 inputs kept; offset-specific "
+                        "kernel): no positional encoding")
             return f"{self.layer_type} layer (state carried token by token): no position"
         else:
             parts.append("NoPE")

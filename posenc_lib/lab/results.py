@@ -36,6 +36,7 @@ __all__ = [
     "log_binned",
     "markov_references",
     "per_position",
+    "per_position_reference",
     "reference_loss",
     "reference_loss_spread",
     "runs",
@@ -267,6 +268,46 @@ def current_token_batch_loss(settings: LabSettings | None = None,
     per_sequence = task.current_token_loss(inputs, targets)[:, scored].mean(1)  # (batch,)
     return (float(per_sequence.mean()),
             float(per_sequence.std() / math.sqrt(per_sequence.numel())))
+
+
+def per_position_reference(settings: LabSettings | None = None,
+                           length: int | None = None) -> dict[str, np.ndarray]:
+    """The chain's own loss and the current-token predictor's loss at every position of one
+    evaluation batch, averaged over its sequences.
+
+    The per-position losses of the lab's Markov models (:func:`per_position`) are measured on
+    these same sequences, so these are their references position by position; the constant
+    references of :func:`markov_references` are stationary averages the batch need not match.
+
+    Parameters
+    ----------
+    settings : LabSettings, optional
+        The lab's settings (default ``LabSettings()``).
+    length : int, optional
+        One of ``settings.eval_lengths`` (default the last).
+
+    Returns
+    -------
+    dict of numpy.ndarray
+        ``{"chain": ..., "current_token": ...}``, each ``(length,)`` float64: entry ``j`` is the
+        mean loss on target ``j`` of the batch without BOS (the prediction of token ``j + 2``,
+        tokens counted from 1), aligned with ``per_position(..., variant="no_bos")`` and with a
+        BOS variant's ``per_position(...)[:, 1:]``. ``chain[0]`` is NaN
+        (:meth:`posenc_lib.lab.tasks.MarkovTask.true_loss`).
+    """
+    from .train import eval_batch, task_for
+
+    settings = LabSettings() if settings is None else settings
+    if length is None:
+        length = settings.eval_lengths[-1]
+    elif isinstance(length, bool) or length not in settings.eval_lengths:
+        raise ValueError(f"length must be one of the evaluation lengths {settings.eval_lengths}, "
+                         f"got {length!r}")
+    task = task_for(settings, "markov")
+    assert isinstance(task, tasks.MarkovTask)
+    inputs, targets, _ = eval_batch(settings, task, length, bos=False)  # (batch, length) each
+    return {"chain": task.true_loss(inputs, targets).mean(0).numpy(),
+            "current_token": task.current_token_loss(inputs, targets).mean(0).numpy()}
 
 
 def reference_loss_spread(settings: LabSettings | None = None, batches: int = 200,

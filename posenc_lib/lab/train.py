@@ -189,7 +189,13 @@ def prepend_first(batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
                   task: CopyTask | MarkovTask, bos: bool, random_first: bool = False,
                   seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The batch as the variant sees it: as is, with the BOS id (``task.vocab``) in front, or with
-    a random task token in front (drawn from a generator seeded with ``seed``)."""
+    a random task token in front (drawn from a generator seeded with ``seed``).
+
+    The random token is drawn uniformly from all ``task.vocab`` ids, the copy task's separator and
+    content tokens included: with ``k`` tokens to copy it equals one of them with probability
+    ``k/vocab`` (7.5 % of the lab's training sequences at ``L = 32``, vocab 160), and then the
+    token after that token's previous occurrence is ambiguous for one scored prediction.
+    """
     if not bos:
         return batch
     if not random_first:
