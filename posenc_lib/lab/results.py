@@ -236,6 +236,24 @@ def validation_reference_loss(settings: LabSettings | None = None) -> float:
     return float(task.true_loss(inputs, targets)[:, scored].mean())
 
 
+def _markov_eval_batch(
+    settings: LabSettings | None, length: int | None
+) -> tuple[tasks.MarkovTask, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """The Markov task and its evaluation batch without BOS at ``length`` (default the last of
+    ``settings.eval_lengths``; any other value raises a ``ValueError`` naming the allowed ones)."""
+    from .train import eval_batch, task_for
+
+    settings = LabSettings() if settings is None else settings
+    if length is None:
+        length = settings.eval_lengths[-1]
+    elif isinstance(length, bool) or length not in settings.eval_lengths:
+        raise ValueError(f"length must be one of the evaluation lengths {settings.eval_lengths}, "
+                         f"got {length!r}")
+    task = task_for(settings, "markov")
+    assert isinstance(task, tasks.MarkovTask)
+    return task, eval_batch(settings, task, length, bos=False)
+
+
 def current_token_batch_loss(settings: LabSettings | None = None,
                              length: int | None = None) -> tuple[float, float]:
     """The current-token predictor's loss on the scored positions of one evaluation batch.
@@ -254,17 +272,7 @@ def current_token_batch_loss(settings: LabSettings | None = None,
         deviation of the per-sequence means over the square root of their number), for
         :meth:`posenc_lib.lab.tasks.MarkovTask.current_token_loss`.
     """
-    from .train import eval_batch, task_for
-
-    settings = LabSettings() if settings is None else settings
-    if length is None:
-        length = settings.eval_lengths[-1]
-    elif isinstance(length, bool) or length not in settings.eval_lengths:
-        raise ValueError(f"length must be one of the evaluation lengths {settings.eval_lengths}, "
-                         f"got {length!r}")
-    task = task_for(settings, "markov")
-    assert isinstance(task, tasks.MarkovTask)
-    inputs, targets, scored = eval_batch(settings, task, length, bos=False)
+    task, (inputs, targets, scored) = _markov_eval_batch(settings, length)
     per_sequence = task.current_token_loss(inputs, targets)[:, scored].mean(1)  # (batch,)
     return (float(per_sequence.mean()),
             float(per_sequence.std() / math.sqrt(per_sequence.numel())))
@@ -295,17 +303,7 @@ def per_position_reference(settings: LabSettings | None = None,
         BOS variant's ``per_position(...)[:, 1:]``. ``chain[0]`` is NaN
         (:meth:`posenc_lib.lab.tasks.MarkovTask.true_loss`).
     """
-    from .train import eval_batch, task_for
-
-    settings = LabSettings() if settings is None else settings
-    if length is None:
-        length = settings.eval_lengths[-1]
-    elif isinstance(length, bool) or length not in settings.eval_lengths:
-        raise ValueError(f"length must be one of the evaluation lengths {settings.eval_lengths}, "
-                         f"got {length!r}")
-    task = task_for(settings, "markov")
-    assert isinstance(task, tasks.MarkovTask)
-    inputs, targets, _ = eval_batch(settings, task, length, bos=False)  # (batch, length) each
+    task, (inputs, targets, _) = _markov_eval_batch(settings, length)  # (batch, length) each
     return {"chain": task.true_loss(inputs, targets).mean(0).numpy(),
             "current_token": task.current_token_loss(inputs, targets).mean(0).numpy()}
 
