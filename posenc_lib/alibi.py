@@ -20,7 +20,9 @@ quantities the book plots:
 * :func:`falcon_bf16_bias_error` — how far the ALiBi bias transformers' Falcon adds (built in
   bfloat16 whatever the model's dtype) is from the exact ``μ_h·n/√d``;
 * :func:`mass_beyond` — the attention mass a query puts on keys farther than ``r`` back, for any
-  logits given by distance (ALiBi's or RoPE's), so that the two are compared on one scale.
+  logits given by distance (ALiBi's or RoPE's), so that the two are compared on one scale;
+* :func:`map_mass_beyond` — the same quantity read off a stored causal attention map (a trained
+  model's), averaged over chosen queries.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ __all__ = [
     "falcon_bf16_bias_error",
     "flash_attn_alibi_bias",
     "linear_bias",
+    "map_mass_beyond",
     "mass_beyond",
     "packed_alibi_bias",
 ]
@@ -769,4 +772,55 @@ def mass_beyond(logits: torch.Tensor, r: int | Sequence[int]) -> torch.Tensor:
     tail = weights.flip(-1).cumsum(-1).flip(-1)
     tail = torch.cat([tail, torch.zeros_like(tail[..., :1])], dim=-1)
     out = tail[..., [k + 1 for k in idx]]
+    return out[..., 0] if single else out
+
+
+def map_mass_beyond(
+    weights: torch.Tensor,
+    r: int | Sequence[int],
+    queries: Sequence[int] | torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Mean attention mass on keys more than ``r`` positions back, read off an attention map.
+
+    For query ``m`` the mass is ``Σ_{n < m − r} weights[..., m, n]``; the result is its mean over
+    ``queries``. On the softmax of one content-free ALiBi row this is :func:`mass_beyond` of that
+    row; on a trained model's stored map it measures how far the model really looks.
+
+    Parameters
+    ----------
+    weights : torch.Tensor
+        Shape ``(..., T, T)``, real: row ``m`` holds query ``m``'s attention weights over keys
+        ``0 … T − 1`` (causal maps have zeros above the diagonal; the rows need not be normalised).
+    r : int or sequence of int
+        Distances, each in ``[0, T − 1]``.
+    queries : sequence of int or torch.Tensor, optional
+        Query indices in ``[0, T − 1]`` to average over (default: all ``T``).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(..., len(r))`` (``(...,)`` for one int), float64.
+    """
+    if (not isinstance(weights, torch.Tensor) or weights.dtype.is_complex
+            or weights.dtype == torch.bool):
+        raise TypeError("weights must be a real torch.Tensor of shape (..., T, T)")
+    if weights.ndim < 2 or weights.shape[-1] != weights.shape[-2] or weights.shape[-1] == 0:
+        raise ValueError(f"weights must have shape (..., T, T) with T >= 1, "
+                         f"got {tuple(weights.shape)}")
+    length = weights.shape[-1]
+    single = not isinstance(r, (Sequence, torch.Tensor))
+    values = [r] if single else list(r)  # type: ignore[arg-type]
+    idx = [check_int(v, "r", minimum=0, what=f"an integer in [0, {length - 1}]") for v in values]
+    if not idx or max(idx) > length - 1:
+        raise ValueError(f"r must hold integers in [0, {length - 1}], got {values}")
+    if queries is None:
+        rows = list(range(length))
+    else:
+        rows = [check_int(q, "queries", minimum=0, what=f"an integer in [0, {length - 1}]")
+                for q in (queries.tolist() if isinstance(queries, torch.Tensor) else queries)]
+        if not rows or max(rows) > length - 1:
+            raise ValueError(f"queries must hold integers in [0, {length - 1}], got {rows}")
+    w = weights.to(torch.float64)[..., rows, :]  # (..., Q, T)
+    distance = torch.tensor(rows)[:, None] - torch.arange(length)[None, :]  # (Q, T): m − n
+    out = torch.stack([(w * (distance > k)).sum(-1).mean(-1) for k in idx], dim=-1)
     return out[..., 0] if single else out

@@ -38,6 +38,7 @@ __all__ = [
     "SCORECARD_CRITERIA",
     "closest_pair_relative",
     "commuting_part",
+    "diagonal_spread",
     "div_term_errors",
     "div_term_exp_log",
     "div_term_max_abs_difference",
@@ -268,7 +269,8 @@ def measure_scheme(table: torch.Tensor, *, offset: int = 1) -> dict[str, float]:
 #:
 #: - ``length_dependence``: a position's code may not change with the sequence length (float64
 #:   rounding allowed);
-#: - ``dot_product_spread``: ``PE(m)·PE(m+k)`` may not depend on ``m`` (float64 rounding allowed);
+#: - ``dot_product_spread``: ``PE(m)·PE(m+k)`` may not depend on ``m``, at the worst offset ``k``
+#:   (float64 rounding allowed);
 #: - ``max_abs_long``: entries no larger than 1 at ``L = 10⁶`` (the largest entry of the
 #:   sinusoid; a convention, as wish 2 asks only for some bound; an undefined table fails);
 #: - ``closest_pair_relative``: the closest two codes differ by at least one bfloat16 rounding step
@@ -340,6 +342,45 @@ def dot_product_spread(table: torch.Tensor, offset: int) -> float:
     return float(dots.max() - dots.min()) / mean_sq
 
 
+def diagonal_spread(table: torch.Tensor) -> float:
+    """The worst :func:`dot_product_spread` over every offset ``k = 0 … seq − 1``.
+
+    ``max_k (max_m − min_m) PE(m)·PE(m+k) / mean_m ‖PE(m)‖²``: the largest spread along a
+    diagonal of the Gram matrix ``PE·PEᵀ``, relative to the mean squared norm. Zero exactly when
+    every dot product depends on the offset only (translation invariance at every offset,
+    including ``k = 0``: equal norms). A table can pass one offset and fail another: the sinusoid
+    with its features permuted by a permutation chosen by ``m mod 5`` has no spread at ``k = 5``
+    and a large one at ``k = 1``.
+
+    Parameters
+    ----------
+    table : torch.Tensor
+        ``(seq, dim)`` floating, ``seq <= 10 000`` (one ``(seq, seq)`` Gram matrix in float64),
+        not all zero.
+
+    Returns
+    -------
+    float
+        The relative spread, ``>= 0``.
+
+    Raises
+    ------
+    TypeError
+        If ``table`` is not a floating tensor.
+    ValueError
+        If ``table`` is not 2-D, has no row or column, has more than 10 000 rows, or is all zero.
+    """
+    t = _table(table, min_rows=1, min_cols=1)
+    if t.shape[0] > 10_000:
+        raise ValueError(f"table must have at most 10000 rows (Gram matrix), got {t.shape[0]}")
+    mean_sq = float((t * t).sum(dim=-1).mean())
+    if mean_sq == 0.0:
+        raise ValueError("table must not be all zeros (its mean squared norm divides the spread)")
+    gram = t @ t.T
+    worst = max(float(gram.diagonal(k).max() - gram.diagonal(k).min()) for k in range(len(gram)))
+    return worst / mean_sq
+
+
 def closest_pair_relative(table: torch.Tensor) -> float:
     """``min_{m≠n} ‖PE(m) − PE(n)‖ / max_m ‖PE(m)‖``: how distinct the closest codes are.
 
@@ -366,7 +407,7 @@ def scorecard(
     *,
     seq_len: int = 1000,
     dim: int = 16,
-    offset: int = 5,
+    offset: int | str = "all",
     long_len: int = 10**6,
 ) -> dict[str, object]:
     """The four measured columns of chapter 2's scorecard for one encoding, with pass marks.
@@ -380,7 +421,10 @@ def scorecard(
     dim
         Feature dimension (>= 1).
     offset
-        Offset ``k`` of the dot-product spread (1 … ``seq_len − 1``).
+        ``"all"`` (default): the dot-product spread is the worst over every offset,
+        :func:`diagonal_spread`; an integer ``k`` (1 … ``seq_len − 1``): the spread at that one
+        offset, :func:`dot_product_spread`, a necessary test but not a sufficient one (a table can
+        pass at ``k`` and fail at another offset).
     long_len
         Length at which the largest value is measured (>= ``seq_len``, at most ``2·10⁶``); this
         one table is built in float32 to save memory (the other columns use float64), which is
@@ -391,7 +435,8 @@ def scorecard(
     Returns
     -------
     dict
-        ``length_dependence``, ``dot_product_spread``, ``max_abs_long`` (float or ``None``),
+        ``length_dependence``, ``dot_product_spread`` (at ``offset``, or the worst over all
+        offsets), ``max_abs_long`` (float or ``None``),
         ``closest_pair_relative``, and ``passes``: a dict of the same keys to bools, judged by
         :data:`SCORECARD_CRITERIA`.
     """
@@ -401,9 +446,13 @@ def scorecard(
     if seq_len > 10_000:
         raise ValueError(f"seq_len must be <= 10000 (pairwise distances), got {seq_len}")
     dim = check_int(dim, "dim", minimum=1, what="an integer >= 1")
-    offset = check_int(offset, "offset", minimum=1, what="an integer >= 1")
-    if offset >= seq_len:
-        raise ValueError(f"offset must be < seq_len = {seq_len}, got {offset}")
+    if isinstance(offset, str):
+        if offset != "all":
+            raise ValueError(f'offset must be "all" or an integer >= 1, got {offset!r}')
+    else:
+        offset = check_int(offset, "offset", minimum=1, what='"all" or an integer >= 1')
+        if offset >= seq_len:
+            raise ValueError(f"offset must be < seq_len = {seq_len}, got {offset}")
     long_len = check_int(long_len, "long_len", minimum=seq_len, what=f"an integer >= {seq_len}")
     if long_len * dim > 2 * 10**6 * 32:
         raise ValueError(f"long_len * dim must be <= 6.4e7 entries, got {long_len} * {dim}")
@@ -416,7 +465,9 @@ def scorecard(
         "length_dependence": length_dependence(
             lambda n, d: encoding(n, d, dtype=torch.float64), seq_len, dim
         ),
-        "dot_product_spread": dot_product_spread(table, offset),
+        "dot_product_spread": (
+            diagonal_spread(table) if offset == "all" else dot_product_spread(table, offset)
+        ),
         "max_abs_long": max_abs_long,
         "closest_pair_relative": closest_pair_relative(table),
     }

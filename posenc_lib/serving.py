@@ -45,11 +45,15 @@ __all__ = [
     "packed_document_ids",
     "packed_position_ids",
     "position_ids_from_mask",
+    "repeated_kshift",
     "rerotate_keys",
     "shift_cache",
     "sink_softmax",
     "sliding_window_mask",
     "streaming_cache_mask",
+    "tree_attention_mask",
+    "tree_position_ids",
+    "zigzag_shard_indices",
 ]
 
 
@@ -396,6 +400,208 @@ def rerotate_keys(
     else:
         rot = _APPLY[convention](rot, positions, base=base)
     return torch.cat((rot, rest), dim=-1) if rest.shape[-1] else rot
+
+
+_KSHIFT_ARITHMETIC = ("float32", "storage")
+
+
+def repeated_kshift(
+    keys: torch.Tensor,
+    shift: float,
+    n_shifts: int,
+    *,
+    base: float | None = None,
+    inv_freq: torch.Tensor | None = None,
+    dtype: torch.dtype = torch.bfloat16,
+    arithmetic: str = "float32",
+) -> torch.Tensor:
+    """K-shift a low-precision cache ``n_shifts`` times by ``shift``, rounding after each shift.
+
+    A server that evicts tokens again and again (llama.cpp's context shift) shifts the *same*
+    cached keys once per eviction, and stores the result back in the cache's dtype each time, so
+    the rounding errors of the shifts add up; one shift by the total, or rotating pre-RoPE keys
+    once to their final position, rounds once. Keys are in the ``"half"`` layout (Hugging Face).
+
+    Parameters
+    ----------
+    keys : torch.Tensor
+        Shape ``(..., seq, dim)``, float; RoPE-rotated keys, rounded to ``dtype`` before the first
+        shift.
+    shift : float
+        Positions each shift moves the keys by (negative after an eviction).
+    n_shifts : int
+        Number of shifts, >= 1.
+    base, inv_freq :
+        The frequencies the keys were rotated with, exactly one of them (as in ``rerotate_keys``).
+    dtype : torch.dtype
+        The cache's floating dtype, to which every shift is rounded (default bfloat16).
+    arithmetic : str
+        ``"float32"``: angles in float64, products in float32, then rounded to ``dtype``
+        (``rerotate_keys`` on a half-precision cache). ``"storage"``: as ``transformers``' own
+        ``apply_rotary_pos_emb`` would do it on the cache: angles in float32, ``cos``/``sin``
+        rounded to ``dtype`` and the products taken in ``dtype``.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n_shifts + 1, ..., seq, dim)``, dtype ``dtype``: the keys after 0, 1, …,
+        ``n_shifts`` shifts.
+    """
+    keys = check_float_tensor(keys, "keys", min_ndim=2)
+    if isinstance(shift, bool) or not isinstance(shift, (int, float)):
+        raise TypeError(f"shift must be a real number, got {_describe(shift)}")
+    n_shifts = check_int(n_shifts, "n_shifts", minimum=1)
+    arithmetic = check_choice(arithmetic, "arithmetic", _KSHIFT_ARITHMETIC)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating torch.dtype, got {_describe(dtype)}")
+    if (base is None) == (inv_freq is None):
+        raise ValueError("pass exactly one of base= and inv_freq=")
+    dim = keys.shape[-1]
+    if dim % 2:
+        raise ValueError(f"keys must have an even last dimension, got {dim}")
+    if inv_freq is None:
+        inv_freq = 1.0 / (float(base) ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
+    freq = {"inv_freq": inv_freq}
+    out = [keys.to(dtype)]
+    if arithmetic == "storage":
+        angles = (float(shift) * inv_freq.to(torch.float32)).repeat(2)
+        cos, sin = angles.cos().to(dtype), angles.sin().to(dtype)
+    for _ in range(n_shifts):
+        x = out[-1]
+        if arithmetic == "float32":
+            out.append(rerotate_keys(x, float(shift), **freq).to(dtype))
+        else:
+            half = dim // 2
+            rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+            out.append(x * cos + rotated * sin)
+    return torch.stack(out)
+
+
+def _parents(parents: object) -> list[int]:
+    if isinstance(parents, torch.Tensor):
+        if parents.ndim != 1 or parents.dtype.is_floating_point or parents.dtype == torch.bool:
+            raise TypeError(f"parents must be a 1-D integer tensor or a list of int, got "
+                            f"{_describe(parents)}")
+        parents = parents.tolist()
+    if not isinstance(parents, Sequence) or isinstance(parents, str):
+        raise TypeError(f"parents must be a sequence of int, got {_describe(parents)}")
+    values = [check_int(p, f"parents[{i}]") for i, p in enumerate(parents)]
+    if not values:
+        raise ValueError("parents must name at least one draft token")
+    for i, p in enumerate(values):
+        if not -1 <= p < i:
+            raise ValueError(
+                f"parents[{i}] must be -1 (a child of the prefix's last token) or the index of an "
+                f"earlier draft token, 0 <= parent < {i}; got {p}"
+            )
+    return values
+
+
+def tree_position_ids(parents: Sequence[int] | torch.Tensor, prefix_length: int) -> torch.Tensor:
+    """Position ids of a draft tree verified in one forward: prefix length + depth.
+
+    Tree speculative decoding (Medusa, EAGLE, SpecInfer) packs several drafts into one row of
+    draft tokens. Each token's position is the number of real tokens before it *on its own
+    branch*: the cached prefix plus its ancestors in the tree, not its column in the row.
+
+    Parameters
+    ----------
+    parents : sequence of int or 1-D integer tensor
+        Shape ``(n,)``: ``parents[i]`` is the index of draft token ``i``'s parent in the row, or
+        ``-1`` for a child of the prefix's last token. Parents come before their children
+        (``parents[i] < i``).
+    prefix_length : int
+        Number of tokens already in the cache (>= 0).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n,)``, int64: ``prefix_length + depth``, the depth of a child of the prefix 0.
+    """
+    values = _parents(parents)
+    prefix_length = check_int(prefix_length, "prefix_length", minimum=0)
+    depth: list[int] = []
+    for p in values:
+        depth.append(0 if p < 0 else depth[p] + 1)
+    return prefix_length + torch.tensor(depth, dtype=torch.long)
+
+
+def tree_attention_mask(
+    parents: Sequence[int] | torch.Tensor,
+    prefix_length: int,
+    *,
+    dtype: torch.dtype | None = None,
+) -> torch.Tensor:
+    """The tree mask of a draft tree: each draft token sees the prefix, its ancestors and itself.
+
+    It replaces the causal mask of the verifying forward; with ``tree_position_ids`` every
+    root-to-leaf path scores as that path alone, run as a linear draft.
+
+    Parameters
+    ----------
+    parents : sequence of int or 1-D integer tensor
+        Shape ``(n,)``, as in ``tree_position_ids``.
+    prefix_length : int
+        Number of cached tokens (>= 0); every draft token may attend to all of them.
+    dtype : torch.dtype, optional
+        ``None`` for a bool mask (``True`` = attend); a floating dtype for an additive one (``0``
+        or ``torch.finfo(dtype).min``), which eager and SDPA attention both read as a mask.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(n, prefix_length + n)``: rows are the draft tokens, columns the cached keys then
+        the draft keys.
+    """
+    if dtype is not None and (not isinstance(dtype, torch.dtype) or not dtype.is_floating_point):
+        raise TypeError(
+            f"dtype must be None (a bool mask) or a floating torch.dtype (an additive mask), "
+            f"got {_describe(dtype)}"
+        )
+    values = _parents(parents)
+    prefix_length = check_int(prefix_length, "prefix_length", minimum=0)
+    n = len(values)
+    check_size(("n", n), ("prefix_length + n", prefix_length + n), what="the tree mask")
+    allowed = torch.zeros(n, prefix_length + n, dtype=torch.bool)
+    allowed[:, :prefix_length] = True
+    for i, p in enumerate(values):
+        if p >= 0:
+            allowed[i, prefix_length:] = allowed[p, prefix_length:]
+        allowed[i, prefix_length + i] = True
+    if dtype is None:
+        return allowed
+    return torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
+
+
+def zigzag_shard_indices(seq_len: int, n_ranks: int) -> list[torch.Tensor]:
+    """The tokens each rank holds under zig-zag (load-balanced) context parallelism.
+
+    The row is cut into ``2 · n_ranks`` equal chunks and rank ``r`` takes chunks ``r`` and
+    ``2 · n_ranks − 1 − r``, so that every rank has the same number of causal query–key pairs. A
+    rank's tokens are not contiguous: their global indices, returned here, are the position ids
+    the rank must use, and the causal mask compares them, not the rank's local columns.
+
+    Parameters
+    ----------
+    seq_len : int
+        Tokens in the row, a positive multiple of ``2 · n_ranks``.
+    n_ranks : int
+        Number of context-parallel ranks (>= 1).
+
+    Returns
+    -------
+    list of torch.Tensor
+        ``n_ranks`` int64 tensors of shape ``(seq_len // n_ranks,)``: the global positions of rank
+        ``r``'s tokens, in the order the rank holds them.
+    """
+    seq_len = check_int(seq_len, "seq_len", minimum=1)
+    n_ranks = check_int(n_ranks, "n_ranks", minimum=1)
+    if seq_len % (2 * n_ranks):
+        raise ValueError(
+            f"seq_len must be a multiple of 2 * n_ranks = {2 * n_ranks}, got {seq_len}"
+        )
+    chunks = torch.arange(seq_len).view(2 * n_ranks, -1)
+    return [torch.cat((chunks[r], chunks[2 * n_ranks - 1 - r])) for r in range(n_ranks)]
 
 
 def layer_rope_frequencies(config: object) -> list[torch.Tensor | None]:

@@ -447,3 +447,36 @@ def test_float32_bias_is_really_computed_in_float32() -> None:
     assert not torch.equal(got, once)
     # power-of-two slopes (8 heads: 2^−1 … 2^−8) times integers below 2**24 are exact in float32
     assert torch.equal(alibi_bias(8, 1, 2048), alibi_bias(8, 1, 2048, dtype=torch.float64).float())
+
+
+def test_map_mass_beyond_matches_the_row_form_and_a_hand_count() -> None:
+    from posenc_lib.alibi import map_mass_beyond, mass_beyond
+
+    # content-free ALiBi: each query's row of the map is the softmax of −μ·(m − n), so the map
+    # form equals mass_beyond of that row (keys listed by distance), query by query
+    T = 40
+    w = alibi_bias(4, T, dtype=torch.float64).softmax(-1)  # (4, T, T)
+    m = 37
+    by_distance = -alibi_slopes(4, dtype=torch.float64)[:, None] * torch.arange(m + 1.0)
+    expected = mass_beyond(by_distance, [0, 5, 20])
+    got = map_mass_beyond(w, [0, 5, 20], queries=[m])
+    assert torch.allclose(got, expected, atol=1e-14)
+    # a hand count: uniform causal attention over 4 keys, query 3 and query 2, beyond r = 1
+    uniform = torch.tril(torch.ones(4, 4, dtype=torch.float64)) / torch.arange(1.0, 5.0)[:, None]
+    assert math.isclose(map_mass_beyond(uniform, 1, queries=[3]).item(), 0.5)
+    assert math.isclose(map_mass_beyond(uniform, 1, queries=[2, 3]).item(), (1 / 3 + 0.5) / 2)
+    assert map_mass_beyond(uniform, 0).shape == ()
+
+
+def test_map_mass_beyond_rejects_bad_input() -> None:
+    from posenc_lib.alibi import map_mass_beyond
+
+    w = torch.eye(5)
+    with pytest.raises(ValueError, match="weights"):
+        map_mass_beyond(torch.ones(5, 4), 1)
+    with pytest.raises(ValueError, match="r must"):
+        map_mass_beyond(w, 5)
+    with pytest.raises(ValueError, match="queries"):
+        map_mass_beyond(w, 1, queries=[7])
+    with pytest.raises(TypeError, match="weights"):
+        map_mass_beyond(w.numpy(), 1)

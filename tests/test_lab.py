@@ -794,3 +794,74 @@ def test_budget_curves_plot_the_excess_and_the_evaluation_batch() -> None:
         budget_curves(curves, gate=0.1, offset=float("nan"))
     with pytest.raises(ValueError, match="curves"):
         budget_curves({}, gate=0.1)
+
+
+def test_attention_entropy_of_uniform_and_one_hot_rows() -> None:
+    from posenc_lib.lab.results import attention_entropy
+
+    n = 6
+    uniform = torch.zeros(n, n).masked_fill(~causal_mask(n), float("-inf")).softmax(-1)  # 1/m
+    assert np.allclose(attention_entropy(uniform), np.log(np.arange(1, n + 1)), atol=1e-12)
+    one_hot = np.eye(n, dtype=np.float16)
+    assert np.array_equal(attention_entropy(one_hot), np.zeros(n))
+    batched = attention_entropy(torch.stack([uniform, torch.eye(n)])[:, None])  # (2, 1, n, n)
+    assert batched.shape == (2, 1, n) and batched[0, 0, -1] > batched[1, 0, -1] == 0
+    with pytest.raises(ValueError, match="sum to 1"):
+        attention_entropy(2 * one_hot)
+    with pytest.raises(ValueError, match="weights"):
+        attention_entropy(np.ones(3))
+    with pytest.raises(TypeError, match="weights"):
+        attention_entropy([[1.0]])
+
+
+def test_attention_entropy_by_query_is_ln_m_for_a_head_with_zero_logits() -> None:
+    from posenc_lib.lab.results import attention_entropy_by_query
+
+    model = TinyDecoder(ModelConfig(vocab=5, scheme="none", d_model=16, n_heads=2, n_layers=2,
+                                    d_ff=16, max_len=12))
+    with torch.no_grad():  # zero queries and keys: every logit 0, every query uniform
+        for block in model.blocks:
+            block.attn.qkv.weight[: 2 * 16].zero_()
+    tokens = torch.randint(0, 5, (3, 10), generator=torch.Generator().manual_seed(0))
+    entropy = attention_entropy_by_query(model, tokens)
+    assert entropy.shape == (2, 2, 10)
+    assert np.allclose(entropy, np.log(np.arange(1, 11)), atol=1e-5)
+    with pytest.raises(ValueError, match="tokens"):
+        attention_entropy_by_query(model, tokens[0])
+    with pytest.raises(TypeError, match="model"):
+        attention_entropy_by_query(torch.nn.Linear(2, 2), tokens)
+
+
+def test_distance_profile_finds_the_copy_offset_and_js_distance() -> None:
+    from posenc_lib.lab.results import distance_profile, jensen_shannon_distance
+
+    # 9 positions (BOS included), m = 4: the second-half queries 5 … 8 read the key 4 back.
+    grid = np.zeros((9, 9))
+    grid[:5, 0] = 1.0
+    grid[np.arange(5, 9), np.arange(1, 5)] = 1.0
+    profile = distance_profile(grid)
+    assert profile.shape == (9,) and profile[4] == 1.0 and profile.sum() == 1.0
+    # half the weight on the query itself, half on the partner: mass 0.5 at d = 0 and d = 4
+    grid[np.arange(5, 9), np.arange(1, 5)] = 0.5
+    grid[np.arange(5, 9), np.arange(5, 9)] = 0.5
+    mixed = distance_profile(grid)
+    assert np.allclose(mixed[[0, 4]], 0.5) and np.isclose(mixed.sum(), 1.0)
+    assert np.allclose(distance_profile(grid, np.array([0])), np.eye(9)[0])  # query 0: itself
+    assert jensen_shannon_distance(profile, profile) == 0.0
+    assert math.isclose(jensen_shannon_distance(np.eye(9)[0], np.eye(9)[4]), 1.0)
+    js = jensen_shannon_distance(profile, mixed)
+    assert 0 < js < 1 and math.isclose(js, jensen_shannon_distance(mixed, profile))
+    # by hand, with the midpoint (1/4 at d = 0, 3/4 at d = 4): KL(p‖mid) = log2(4/3),
+    # KL(q‖mid) = 1/2 log2(2) + 1/2 log2(2/3); JS is their mean
+    by_hand = (math.log2(4 / 3) + 0.5 + 0.5 * math.log2(2 / 3)) / 2
+    assert math.isclose(js, math.sqrt(by_hand))
+    future = np.eye(9)
+    future[0, :2] = 0.5
+    with pytest.raises(ValueError, match="causal"):
+        distance_profile(future)
+    with pytest.raises(ValueError, match="queries"):
+        distance_profile(grid, np.array([9]))
+    with pytest.raises(ValueError, match="grid"):
+        distance_profile(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="p and q"):
+        jensen_shannon_distance(profile, profile[:4])

@@ -13,6 +13,7 @@ from posenc_lib.properties import (
     SCORECARD_CRITERIA,
     closest_pair_relative,
     commuting_part,
+    diagonal_spread,
     div_term_errors,
     div_term_exp_log,
     div_term_max_abs_difference,
@@ -290,6 +291,55 @@ def test_scorecard_singles_out_the_sinusoid() -> None:
         scorecard(sinusoidal_table, seq_len=10, offset=10)
     with pytest.raises(ValueError, match="long_len"):
         scorecard(sinusoidal_table, seq_len=10, long_len=5)
+
+
+def _mod5_shuffled(n: int, d: int, **kw: object) -> torch.Tensor:
+    """The sinusoid, features permuted by one of five fixed permutations chosen by m mod 5."""
+    shuffles = torch.stack(
+        [torch.randperm(d, generator=torch.Generator().manual_seed(k)) for k in range(5)]
+    )
+    return torch.gather(sinusoidal_table(n, d, **kw), 1, shuffles[torch.arange(n) % 5])
+
+
+def test_diagonal_spread_is_the_worst_offset() -> None:
+    table = integer_encoding(40, 3, dtype=F64)
+    per_offset = [dot_product_spread(table, k) for k in range(40)]
+    assert diagonal_spread(table) == pytest.approx(max(per_offset), rel=1e-12)
+    # For the integers the worst diagonal is the main one: d·m² from 0 to d·39², over d·mean(m²).
+    p = torch.arange(40, dtype=F64)
+    assert diagonal_spread(table) == pytest.approx(39**2 / float((p**2).mean()), rel=1e-12)
+    assert diagonal_spread(sinusoidal_table(300, 16, dtype=F64)) < 1e-12
+    # Equal norms are part of it (offset 0): rows of norms 1 and 2 alternating.
+    alternating = torch.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=F64).repeat(10, 1)
+    assert diagonal_spread(alternating) == pytest.approx(3 / 2.5)
+    with pytest.raises(ValueError, match="all zeros"):
+        diagonal_spread(torch.zeros(4, 2))
+    with pytest.raises(ValueError, match="10000"):
+        diagonal_spread(torch.zeros(10_001, 1))
+    with pytest.raises(TypeError, match="table"):
+        diagonal_spread([[1.0, 2.0]])
+
+
+def test_scorecard_measures_every_offset_by_default() -> None:
+    # A table translation invariant at offset 5 (rows m and m + 5 share a permutation) but not at
+    # offset 1 passes the one-offset column and fails the all-offset one.
+    at_5 = scorecard(_mod5_shuffled, seq_len=300, offset=5, long_len=10**5)
+    assert all(at_5["passes"].values()) and at_5["dot_product_spread"] < 1e-12
+    every = scorecard(_mod5_shuffled, seq_len=300, long_len=10**5)
+    assert not every["passes"]["dot_product_spread"]
+    assert every["dot_product_spread"] == pytest.approx(
+        diagonal_spread(_mod5_shuffled(300, 16, dtype=F64)), rel=1e-12
+    )
+    assert every["dot_product_spread"] >= dot_product_spread(
+        _mod5_shuffled(300, 16, dtype=F64), 1
+    ) > 0.5
+    assert scorecard(_mod5_shuffled, seq_len=300, offset="all", long_len=10**5) == every
+    # The sinusoid passes at every offset.
+    assert scorecard(sinusoidal_table, seq_len=300, long_len=10**5)["dot_product_spread"] < 1e-12
+    with pytest.raises(ValueError, match="offset"):
+        scorecard(sinusoidal_table, seq_len=10, offset="every")
+    with pytest.raises(TypeError, match="offset"):
+        scorecard(sinusoidal_table, seq_len=10, offset=2.5)
 
 
 def test_offset_readout_reads_sin_cos_pairs_everywhere_and_sines_only_badly() -> None:

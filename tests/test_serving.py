@@ -747,3 +747,146 @@ def test_shift_cache_rejects_bad_arguments() -> None:
         shift_cache(cache, 1.0, inv, keep=torch.tensor([0, 7]))
     with pytest.raises(TypeError, match="keep must be"):
         shift_cache(cache, 1.0, inv, keep=torch.tensor([0.0]))
+
+
+# --- repeated K-shifts, draft trees, zig-zag shards (chapter 12) ---------------------------
+
+from posenc_lib.serving import (  # noqa: E402
+    repeated_kshift,
+    tree_attention_mask,
+    tree_position_ids,
+    zigzag_shard_indices,
+)
+
+
+def _rotated_keys(seq: int = 16, dim: int = 128, start: float = 8000.0) -> tuple:
+    raw = torch.randn(seq, dim, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    positions = torch.arange(start, start + seq, dtype=torch.float64)
+    return raw, positions, rerotate_keys(raw, positions, base=1e4)
+
+
+def _relative_error(x: torch.Tensor, reference: torch.Tensor) -> float:
+    return ((x.double() - reference).norm(dim=-1) / reference.norm(dim=-1)).max().item()
+
+
+def test_repeated_kshift_in_float64_is_one_shift_by_the_total() -> None:
+    _, _, keys = _rotated_keys()
+    out = repeated_kshift(keys, -3.0, 20, base=1e4, dtype=torch.float64)
+    assert out.shape == (21, *keys.shape) and out.dtype == torch.float64
+    assert torch.equal(out[0], keys)
+    for n in (1, 7, 20):
+        assert _relative_error(out[n], rerotate_keys(keys, -3.0 * n, base=1e4)) < 1e-12
+
+
+def test_repeated_bf16_kshift_drifts_where_one_rotation_does_not() -> None:
+    raw, positions, keys = _rotated_keys()
+    for arithmetic in ("float32", "storage"):
+        out = repeated_kshift(keys, -1.0, 256, base=1e4, arithmetic=arithmetic)
+        assert out.dtype == torch.bfloat16
+        one = _relative_error(out[1], rerotate_keys(keys, -1.0, base=1e4))
+        many = _relative_error(out[256], rerotate_keys(keys, -256.0, base=1e4))
+        assert one < 0.01 and many > 10 * one, (arithmetic, one, many)
+    # a pre-RoPE bf16 cache rotated once to the final position rounds once
+    once = rerotate_keys(raw.to(torch.bfloat16), positions - 256, base=1e4)
+    assert _relative_error(once, rerotate_keys(keys, -256.0, base=1e4)) < 0.01
+    # a float32 cache shifted 256 times stays close
+    out32 = repeated_kshift(keys, -1.0, 256, base=1e4, dtype=torch.float32)
+    assert _relative_error(out32[256], rerotate_keys(keys, -256.0, base=1e4)) < 1e-4
+
+
+def test_repeated_kshift_rejects_bad_arguments() -> None:
+    keys = torch.randn(4, 8)
+    with pytest.raises(ValueError, match="n_shifts"):
+        repeated_kshift(keys, -1.0, 0, base=1e4)
+    with pytest.raises(ValueError, match="exactly one"):
+        repeated_kshift(keys, -1.0, 2)
+    with pytest.raises(ValueError, match="arithmetic"):
+        repeated_kshift(keys, -1.0, 2, base=1e4, arithmetic="float16")
+    with pytest.raises(TypeError, match="shift"):
+        repeated_kshift(keys, "1", 2, base=1e4)
+    with pytest.raises(TypeError, match="dtype"):
+        repeated_kshift(keys, -1.0, 2, base=1e4, dtype=torch.int8)
+
+
+@given(st.integers(1, 10), st.integers(0, 10))
+def test_a_linear_draft_tree_is_ordinary_positions(n: int, prefix: int) -> None:
+    chain = list(range(-1, n - 1))
+    assert tree_position_ids(chain, prefix).tolist() == list(range(prefix, prefix + n))
+    causal = torch.ones(prefix + n, prefix + n, dtype=torch.bool).tril()[prefix:]
+    assert torch.equal(tree_attention_mask(chain, prefix), causal)
+
+
+trees = st.integers(1, 8).flatmap(
+    lambda n: st.tuples(*[st.integers(-1, i - 1) for i in range(n)]).map(list))
+
+
+def _rope_attention(q, k, v, positions, allowed):  # q (n, d); k, v (m, d); allowed (n, m)
+    q = apply_rope_half(q, positions[-q.shape[0]:].double())
+    k = apply_rope_half(k, positions.double())
+    scores = (q @ k.T / q.shape[-1] ** 0.5).masked_fill(~allowed, float("-inf"))
+    return torch.softmax(scores, -1) @ v
+
+
+@given(trees, st.integers(0, 5), st.integers(0, 2**16))
+@settings(max_examples=40, deadline=None)
+def test_each_root_to_leaf_path_scores_as_a_linear_draft(parents: list[int], prefix: int,
+                                                         seed: int) -> None:
+    n, d = len(parents), 8
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = torch.randn(3, prefix + n, d, dtype=torch.float64, generator=gen).unbind(0)
+    tree_ids = tree_position_ids(parents, prefix)
+    positions = torch.cat((torch.arange(prefix), tree_ids))
+    tree_out = _rope_attention(q[prefix:], k, v, positions, tree_attention_mask(parents, prefix))
+    for leaf in set(range(n)) - set(parents):
+        path = [leaf]
+        while parents[path[-1]] >= 0:
+            path.append(parents[path[-1]])
+        rows = torch.tensor([*range(prefix), *(prefix + i for i in reversed(path))])
+        m = len(rows)
+        linear = _rope_attention(q[rows[prefix:]], k[rows], v[rows], torch.arange(m),
+                                 torch.ones(m, m, dtype=torch.bool).tril()[prefix:])
+        assert torch.allclose(tree_out[rows[prefix:] - prefix], linear, atol=1e-12)
+
+
+def test_tree_mask_forms_and_rejections() -> None:
+    parents = [-1, -1, 0, 1, 2]
+    assert tree_position_ids(parents, 6).tolist() == [6, 6, 7, 7, 8]
+    allowed = tree_attention_mask(parents, 2)
+    assert allowed.shape == (5, 7)
+    assert allowed[4].tolist() == [True, True, True, False, True, False, True]
+    additive = tree_attention_mask(parents, 2, dtype=torch.float32)
+    assert torch.equal(additive == 0, allowed) and additive.min() == torch.finfo(torch.float32).min
+    with pytest.raises(ValueError, match=r"parents\[1\]"):
+        tree_position_ids([-1, 1], 0)
+    with pytest.raises(ValueError, match="at least one"):
+        tree_attention_mask([], 3)
+    with pytest.raises(ValueError, match="prefix_length"):
+        tree_position_ids([-1], -1)
+    with pytest.raises(TypeError, match="dtype"):
+        tree_attention_mask([-1], 0, dtype=torch.int64)
+
+
+@given(st.integers(1, 4), st.integers(1, 3))
+def test_zigzag_shards_with_global_ids_equal_the_full_pass(n_ranks: int, chunk: int) -> None:
+    seq = 2 * n_ranks * chunk
+    shards = zigzag_shard_indices(seq, n_ranks)
+    assert sorted(torch.cat(shards).tolist()) == list(range(seq))
+    assert all(s.shape == (seq // n_ranks,) for s in shards)
+    assert len({int((s + 1).sum()) for s in shards}) == 1  # equal causal query-key pairs
+    q, k, v = torch.randn(3, seq, 8, dtype=torch.float64,
+                          generator=torch.Generator().manual_seed(seq)).unbind(0)
+    causal = torch.ones(seq, seq, dtype=torch.bool).tril()
+    full = _rope_attention(q, k, v, torch.arange(seq), causal)
+    for s in shards:  # each rank: its own queries, every key (as ring attention passes them)
+        q_s = apply_rope_half(q[s], s.double())
+        k_all = apply_rope_half(k, torch.arange(seq, dtype=torch.float64))
+        scores = (q_s @ k_all.T / 8**0.5).masked_fill(s[:, None] < torch.arange(seq), float("-inf"))
+        assert torch.allclose(torch.softmax(scores, -1) @ v, full[s], atol=1e-12)
+
+
+def test_zigzag_shards_reject_bad_sizes() -> None:
+    assert [s.tolist() for s in zigzag_shard_indices(8, 2)] == [[0, 1, 6, 7], [2, 3, 4, 5]]
+    with pytest.raises(ValueError, match="seq_len"):
+        zigzag_shard_indices(10, 2)
+    with pytest.raises(ValueError, match="n_ranks"):
+        zigzag_shard_indices(8, 0)

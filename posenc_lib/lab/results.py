@@ -25,10 +25,14 @@ from .train import VARIANTS, LabSettings, build_model
 __all__ = [
     "DATA_DIR",
     "accuracy_standard_error_bound",
+    "attention_entropy",
+    "attention_entropy_by_query",
     "bos_attention",
     "check_current",
     "copy_partner_weight",
     "current_token_batch_loss",
+    "distance_profile",
+    "jensen_shannon_distance",
     "learned_table",
     "load_artifacts",
     "load_nope_model",
@@ -421,3 +425,147 @@ def accuracy_standard_error_bound(accuracy: float, sequences: int) -> float:
         raise ValueError(f"accuracy must be in [0, 1], got {accuracy}")
     sequences = check_positive_int(sequences, "sequences")
     return math.sqrt(accuracy * (1.0 - accuracy) / sequences)
+
+
+def _as_float64(values: np.ndarray | torch.Tensor, name: str) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().numpy()
+    if not isinstance(values, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array or a torch tensor, "
+                        f"got {type(values).__name__}")
+    if not np.issubdtype(values.dtype, np.floating):
+        raise TypeError(f"{name} must hold floating-point values, got dtype {values.dtype}")
+    return values.astype(np.float64)
+
+
+def _check_rows(weights: np.ndarray, name: str, tolerance: float = 0.01) -> np.ndarray:
+    """Renormalised rows of attention weights ``(..., n)``: non-negative, each summing to 1
+    within ``tolerance`` (float16 storage rounds the sums)."""
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        raise ValueError(f"{name} must be finite and non-negative")
+    sums = weights.sum(-1, keepdims=True)
+    if np.abs(sums - 1.0).max() > tolerance:
+        raise ValueError(f"every row of {name} must sum to 1 (within {tolerance}), "
+                         f"got sums from {sums.min():.4f} to {sums.max():.4f}")
+    return weights / sums
+
+
+def attention_entropy(weights: np.ndarray | torch.Tensor) -> np.ndarray:
+    """Entropy (nats) of each query's attention distribution.
+
+    Parameters
+    ----------
+    weights : numpy.ndarray or torch.Tensor
+        Attention weights ``(..., queries, keys)``, e.g. a saved head-averaged map ``(n, n)``
+        or a model's ``(batch, heads, n, n)``; every row non-negative and summing to 1 within
+        0.01 (rows are renormalised first, so float16 maps can be read).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(..., queries)`` float64, ``-sum_k w_k ln w_k`` per row (``0 ln 0 = 0``). A query that
+        spreads its weight evenly over ``m`` keys gives ``ln m``; one that puts it all on one key
+        gives 0.
+    """
+    w = _as_float64(weights, "weights")
+    if w.ndim < 2:
+        raise ValueError(f"weights must be (..., queries, keys), got shape {w.shape}")
+    w = _check_rows(w, "weights")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(w > 0, w * np.log(w), 0.0)
+    return -terms.sum(-1)
+
+
+@torch.no_grad()
+def attention_entropy_by_query(model: TinyDecoder, tokens: torch.Tensor) -> np.ndarray:
+    """Each head's attention entropy per query, for every block, mean over a batch.
+
+    Parameters
+    ----------
+    model : TinyDecoder
+        A lab model (any scheme), evaluated as it is (no scaling).
+    tokens : torch.Tensor
+        Inputs ``(batch, seq)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(layers, heads, seq)`` float64: entry ``[l, h, q]`` is the entropy (nats,
+        :func:`attention_entropy`) of head ``h`` of block ``l`` for the query at index ``q``,
+        which sees ``q + 1`` keys, averaged over the batch. Uniform attention gives
+        ``ln(q + 1)``.
+    """
+    if not isinstance(model, TinyDecoder):
+        raise TypeError(f"model must be a TinyDecoder, got {type(model).__name__}")
+    if not isinstance(tokens, torch.Tensor) or tokens.ndim != 2:
+        raise ValueError("tokens must be a (batch, seq) tensor")
+    maps = model(tokens).attention  # n_layers tensors (batch, heads, seq, seq)
+    return np.stack([attention_entropy(w.double()).mean(0) for w in maps])
+
+
+def distance_profile(grid: np.ndarray | torch.Tensor,
+                     queries: np.ndarray | None = None) -> np.ndarray:
+    """Mean attention mass on each query–key distance of a causal attention map.
+
+    Parameters
+    ----------
+    grid : numpy.ndarray or torch.Tensor
+        One map ``(n, n)`` (row: query, column: key), causal (no weight above the diagonal),
+        each row summing to 1 within 0.01, e.g. a saved head-averaged lab map.
+    queries : numpy.ndarray, optional
+        Integer indices of the query rows to average, ``(q,)`` (default: the copy task's
+        second-half queries ``n − n // 2 … n − 1``, as :func:`copy_partner_weight` reads them).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` float64: entry ``d`` is the weight the chosen queries put on the key ``d``
+        positions back (``d = 0``: the query itself), averaged over the queries; the entries
+        sum to 1.
+    """
+    g = _as_float64(grid, "grid")
+    if g.ndim != 2 or g.shape[0] != g.shape[1] or g.shape[0] < 2:
+        raise ValueError(f"grid must be a square (n, n) map with n >= 2, got shape {g.shape}")
+    n = g.shape[0]
+    if np.triu(g, 1).max() > 1e-3:
+        raise ValueError("grid must be causal: it puts weight on future keys")
+    g = _check_rows(np.tril(g), "grid")
+    if queries is None:
+        queries = np.arange(n - n // 2, n)
+    queries = np.asarray(queries)
+    if queries.ndim != 1 or queries.size == 0 or not np.issubdtype(queries.dtype, np.integer):
+        raise ValueError("queries must be a non-empty 1-D array of integer row indices")
+    if queries.min() < 0 or queries.max() >= n:
+        raise ValueError(f"queries must lie in [0, {n - 1}], got {queries.min()} … {queries.max()}")
+    profile = np.zeros(n)
+    for q in queries.tolist():
+        profile[: q + 1] += g[q, q::-1]  # distance d = q − k for keys k = q … 0
+    return profile / queries.size
+
+
+def jensen_shannon_distance(p: np.ndarray, q: np.ndarray) -> float:
+    """Jensen–Shannon distance between two discrete distributions, in ``[0, 1]``.
+
+    Parameters
+    ----------
+    p, q : numpy.ndarray
+        Distributions of the same shape ``(k,)``, non-negative, each summing to 1 within 0.01
+        (renormalised first).
+
+    Returns
+    -------
+    float
+        ``sqrt(JS(p, q))`` with the divergence in bits: 0 for equal distributions, 1 for
+        distributions with disjoint supports.
+    """
+    a, b = _as_float64(p, "p"), _as_float64(q, "q")
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"p and q must be 1-D of the same shape, got {a.shape} and {b.shape}")
+    a, b = _check_rows(a, "p"), _check_rows(b, "q")
+    mid = (a + b) / 2
+
+    def kl(x: np.ndarray) -> float:
+        mask = x > 0
+        return float((x[mask] * np.log2(x[mask] / mid[mask])).sum())
+
+    return math.sqrt(max(0.0, (kl(a) + kl(b)) / 2))
