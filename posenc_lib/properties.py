@@ -466,7 +466,7 @@ def scorecard(
             lambda n, d: encoding(n, d, dtype=torch.float64), seq_len, dim
         ),
         "dot_product_spread": (
-            diagonal_spread(table) if offset == "all" else dot_product_spread(table, offset)
+            diagonal_spread(table) if isinstance(offset, str) else dot_product_spread(table, offset)
         ),
         "max_abs_long": max_abs_long,
         "closest_pair_relative": closest_pair_relative(table),

@@ -460,8 +460,8 @@ def repeated_kshift(
     if dim % 2:
         raise ValueError(f"keys must have an even last dimension, got {dim}")
     if inv_freq is None:
+        assert base is not None  # exactly one of the two was passed (checked above)
         inv_freq = 1.0 / (float(base) ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
-    freq = {"inv_freq": inv_freq}
     out = [keys.to(dtype)]
     if arithmetic == "storage":
         angles = (float(shift) * inv_freq.to(torch.float32)).repeat(2)
@@ -469,7 +469,7 @@ def repeated_kshift(
     for _ in range(n_shifts):
         x = out[-1]
         if arithmetic == "float32":
-            out.append(rerotate_keys(x, float(shift), **freq).to(dtype))
+            out.append(rerotate_keys(x, float(shift), inv_freq=inv_freq).to(dtype))
         else:
             half = dim // 2
             rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
