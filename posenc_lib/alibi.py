@@ -762,11 +762,7 @@ def mass_beyond(logits: torch.Tensor, r: int | Sequence[int]) -> torch.Tensor:
     if bool(torch.isnan(logits).any()) or bool((logits == float("inf")).any()):
         raise ValueError("logits must not hold NaN or +inf")
     length = logits.shape[-1]
-    single = not isinstance(r, (Sequence, torch.Tensor))
-    values = [r] if single else list(r)  # type: ignore[arg-type]
-    idx = [check_int(v, "r", minimum=0, what=f"an integer in [0, {length - 1}]") for v in values]
-    if not idx or max(idx) > length - 1:
-        raise ValueError(f"r must hold integers in [0, {length - 1}], got {values}")
+    single, idx = _distances(r, length)
     weights = logits.softmax(-1)
     # tail[..., k] = Σ_{j >= k} w_j, summed from the far end so small tails keep their digits.
     tail = weights.flip(-1).cumsum(-1).flip(-1)
@@ -808,11 +804,7 @@ def map_mass_beyond(
         raise ValueError(f"weights must have shape (..., T, T) with T >= 1, "
                          f"got {tuple(weights.shape)}")
     length = weights.shape[-1]
-    single = not isinstance(r, (Sequence, torch.Tensor))
-    values = [r] if single else list(r)  # type: ignore[arg-type]
-    idx = [check_int(v, "r", minimum=0, what=f"an integer in [0, {length - 1}]") for v in values]
-    if not idx or max(idx) > length - 1:
-        raise ValueError(f"r must hold integers in [0, {length - 1}], got {values}")
+    single, idx = _distances(r, length)
     if queries is None:
         rows = list(range(length))
     else:
@@ -824,3 +816,13 @@ def map_mass_beyond(
     distance = torch.tensor(rows)[:, None] - torch.arange(length)[None, :]  # (Q, T): m − n
     out = torch.stack([(w * (distance > k)).sum(-1).mean(-1) for k in idx], dim=-1)
     return out[..., 0] if single else out
+
+
+def _distances(r: int | Sequence[int], length: int) -> tuple[bool, list[int]]:
+    """``r`` (one distance or several) checked against a row of ``length`` keys → (one?, list)."""
+    single = not isinstance(r, (Sequence, torch.Tensor))
+    values = [r] if single else list(r)  # type: ignore[arg-type]
+    idx = [check_int(v, "r", minimum=0, what=f"an integer in [0, {length - 1}]") for v in values]
+    if not idx or max(idx) > length - 1:
+        raise ValueError(f"r must hold integers in [0, {length - 1}], got {values}")
+    return single, idx
