@@ -782,7 +782,7 @@ def _row_ids(parsed: list[_Segment], merge: int, resume: str,
         tt, hh, ww = torch.meshgrid(times, torch.arange(gh) + p, torch.arange(gw) + p,
                                     indexing="ij")
         parts.append(torch.stack((tt, hh, ww)).reshape(3, -1))
-        # 4.x (and the checkpoints' training) restart after the largest id, for a video with long
+        # 4.x and the release code restart after the largest id, for a video with long
         # time spacing far beyond the grid; 5.3+ skips the grid's longer side only
         p = int(parts[-1].max()) + 1 if resume == "max" else p + max(h, w) // merge
     return torch.cat(parts, dim=1)

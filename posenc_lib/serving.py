@@ -417,10 +417,13 @@ def repeated_kshift(
 ) -> torch.Tensor:
     """K-shift a low-precision cache ``n_shifts`` times by ``shift``, rounding after each shift.
 
-    A server that evicts tokens again and again (llama.cpp's context shift) shifts the *same*
-    cached keys once per eviction, and stores the result back in the cache's dtype each time, so
-    the rounding errors of the shifts add up; one shift by the total, or rotating pre-RoPE keys
-    once to their final position, rounds once. Keys are in the ``"half"`` layout (Hugging Face).
+    A rolling cache that stores keys after RoPE and K-shifts them at every eviction (say one
+    token per decoding step) moves the *same* cached keys once per eviction, and stores the result
+    back in the cache's dtype each time, so the rounding errors of the shifts add up; one shift by
+    the total, or rotating pre-RoPE keys once to their final position, rounds once. (llama.cpp's
+    server, by default, discards half of the non-kept tokens at each context shift, ``n_discard =
+    n_left / 2``, so a key is shifted about once before it is discarded.) Keys are in the
+    ``"half"`` layout (Hugging Face).
 
     Parameters
     ----------

@@ -1315,6 +1315,24 @@ def test_runtime_only_keys_get_a_note() -> None:
     assert not any(k in n for n in position_plan(raw).notes for k in RUNTIME_ONLY_KEYS)
 
 
+def test_window_that_never_binds_gets_a_note() -> None:
+    """A window ``W >= max_position_embeddings M`` masks no key at any length up to ``M``; the
+    plan says so (Phi-3.5-mini: 262 144 ≥ 131 072) and keeps the window as the model builds it."""
+    phi = position_plan(published_config("Phi-3.5-mini"))
+    assert {e.window for e in phi} == {262144}
+    assert ("window 262 144 ≥ max_position_embeddings 131 072: never binds (layers 0–31 see "
+            "every earlier key up to that length)") in phi.notes
+    mistral = position_plan(published_config("Mistral 7B v0.1"))  # 4 096 < 32 768: it binds
+    assert not any("never binds" in n for n in mistral.notes)
+    small = {"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 64,
+             "num_attention_heads": 4, "num_key_value_heads": 4, "max_position_embeddings": 64}
+    for window, binds in ((64, False), (63, True)):  # the boundary: q − k reaches M − 1 = 63
+        plan = position_plan({**small, "sliding_window": window})
+        causal = torch.ones(64, 64, dtype=torch.bool).tril()
+        assert bool((plan[0].visible_keys(64) != causal).any()) is binds
+        assert any("never binds" in n for n in plan.notes) is not binds, (window, plan.notes)
+
+
 def test_falcon_h1_multipliers_get_a_note() -> None:
     """Falcon-H1 multiplies every key by ``key_multiplier`` (and the attention input by
     ``attention_in_multiplier``), so every logit: a plan whose config sets one names it; at 1,

@@ -794,6 +794,21 @@ def test_repeated_bf16_kshift_drifts_where_one_rotation_does_not() -> None:
     assert _relative_error(out32[256], rerotate_keys(keys, -256.0, base=1e4)) < 1e-4
 
 
+def test_repeated_f16_kshift_drifts_less_than_bf16_and_one_shift_rounds_once() -> None:
+    _, _, keys = _rotated_keys()
+    target = rerotate_keys(keys, -256.0, base=1e4)
+    f16 = repeated_kshift(keys, -1.0, 256, base=1e4, dtype=torch.float16)
+    bf16 = repeated_kshift(keys, -1.0, 256, base=1e4)
+    assert f16.dtype == torch.float16
+    f16_one = _relative_error(f16[1], rerotate_keys(keys, -1.0, base=1e4))
+    f16_many = _relative_error(f16[256], target)
+    assert f16_one < 1e-3 and f16_many > 10 * f16_one
+    assert f16_many < _relative_error(bf16[256], target) / 3
+    # one bf16 shift by the whole 256 rounds once: no drift
+    once = repeated_kshift(keys, -256.0, 1, base=1e4)
+    assert _relative_error(once[1], target) < 0.01
+
+
 def test_repeated_kshift_rejects_bad_arguments() -> None:
     keys = torch.randn(4, 8)
     with pytest.raises(ValueError, match="n_shifts"):

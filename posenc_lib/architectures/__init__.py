@@ -9,8 +9,9 @@ its factors, the cos/sin attention factor, a position-dependent query scale, the
 causal or bidirectional, qk-norm. :func:`format_plan` prints it with layer ranges collapsed, as
 ``python -m posenc_lib plan CONFIG`` does (a file, a model folder or a Hub id; ``--json``).
 :func:`load_config` reads a file with one-line errors. ``tests/test_architectures.py`` holds the
-plan of every text model type with a rotary module in the installed transformers against a tiny
-random model of it (:mod:`posenc_lib.architectures.hf_check`).
+plan of each text model type with a rotary module in the installed transformers against a tiny
+random model of it, except the types it refuses and those in ``hf_check.UNVERIFIED_TYPES``
+(:func:`~posenc_lib.architectures.hf_check.census_summary` counts them).
 """
 
 from ._families import SUPPORTED_MODEL_TYPES, Plan, position_plan

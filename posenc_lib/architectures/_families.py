@@ -23,6 +23,7 @@ from ..extension import extended_rope
 from ..rope import partial_rotary_dim
 from ..scaling import dynamic_ntk_base
 from ._plan import LayerPosition, QueryScale, _number, proportional_inv_freq
+from ._table import collapse_ranges
 
 __all__ = ["RUNTIME_ONLY_KEYS", "SUPPORTED_MODEL_TYPES", "TEXT_TYPES", "Plan", "position_plan"]
 
@@ -920,11 +921,16 @@ _NEUTRAL_AT_ONE = frozenset({"key_multiplier", "attention_in_multiplier", "globa
 
 
 def _finish(plan: Plan, raw: object) -> Plan:
-    """Add a note for every :data:`RUNTIME_ONLY_KEYS` entry the config sets.
+    """Add a note for every :data:`RUNTIME_ONLY_KEYS` entry the config sets, and for windows
+    that never bind.
 
     A multiplier at 1 and a ``query_pre_attn_scalar`` equal to every attending layer's head size
     (Gemma 2's 256 at head size 256: the usual 1/sqrt(head_dim)) change nothing and get none.
+    A window ``W`` at least the config's ``max_position_embeddings`` ``M`` excludes no key at any
+    length up to ``M`` (Phi-3.5-mini: 262 144 ≥ 131 072): the plan keeps the window as the model
+    builds it and names the layers in a note.
     """
+    _note_unbinding_windows(plan)
     sources: list[Mapping[str, Any]] = [plan.config]
     if isinstance(raw, Mapping):
         sources.append(raw)
@@ -940,6 +946,22 @@ def _finish(plan: Plan, raw: object) -> Plan:
         if note not in plan.notes:
             plan.notes.append(note)
     return plan
+
+
+def _note_unbinding_windows(plan: Plan) -> None:
+    """Note each window ``W >= max_position_embeddings``: it never binds at a configured length."""
+    limit = plan.config.get("max_position_embeddings")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        return
+    layers: dict[int, list[int]] = {}
+    for entry in plan:
+        if entry.window is not None and entry.window >= limit:
+            layers.setdefault(entry.window, []).append(entry.layer)
+    for window, where in layers.items():
+        note = (f"window {_number(window)} ≥ max_position_embeddings {_number(limit)}: never "
+                f"binds (layers {collapse_ranges(where)} see every earlier key up to that length)")
+        if note not in plan.notes:
+            plan.notes.append(note)
 
 
 def _is_every_head_dim(plan: Plan, value: object) -> bool:

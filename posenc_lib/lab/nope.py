@@ -68,14 +68,16 @@ def inverse_map(max_position: int) -> tuple[torch.Tensor, torch.Tensor, torch.Te
     """A one-hidden-layer ReLU map with ``f(1/k) = k`` for ``k = 1 … max_position``.
 
     ``f(u) = b₂ + Σ_j w₂[j]·relu(u − c_j)``: the piecewise-linear interpolant of the points
-    ``(1/k, k)`` (knots ``c = 0, 1/N, 1/(N−1), …, 1/2``). Below ``1/N`` (positions beyond
-    ``N``) it continues the last segment linearly and is wrong.
+    ``(1/k, k)``, with ``N − 1`` hidden units at the knots ``c = 0, 1/(N−1), 1/(N−2), …, 1/2``
+    (the first unit carries the segment through ``(1/N, N)`` and ``(1/(N−1), N−1)``, extended
+    down to ``u = 0``). Below ``1/N`` (positions beyond ``N``) it continues that segment
+    linearly and is wrong.
 
     Returns
     -------
     tuple
-        ``(w1, b1, w2, b2)``: ``w1`` ``(hidden,)`` ones, ``b1`` ``(hidden,)`` = ``−c``,
-        ``w2`` ``(hidden,)``, ``b2`` a float; float64.
+        ``(w1, b1, w2, b2)``: ``w1`` ``(N − 1,)`` ones, ``b1`` ``(N − 1,)`` = ``−c``,
+        ``w2`` ``(N − 1,)``, ``b2`` a float; float64.
     """
     n = check_int(max_position, "max_position", minimum=2)
     check_size(("max_position", n))

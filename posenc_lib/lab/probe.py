@@ -2,8 +2,9 @@
 
 Fit ``position ≈ h·w + c`` by ridge least squares on half of a batch of sequences and report the
 coefficient of determination ``R² = 1 − SSE/SST`` on the other half, separately for positions
-inside the training range ``[0, L)`` and beyond it ``[L, n)``. With ``d_model = 64`` features the
-probe has 65 parameters: fit it on many sequences (the lab uses 128), or R² measures overfitting.
+inside the training range ``[0, L)`` and beyond it ``[L, n)`` (``L`` the split index, counted
+from the BOS token when there is one). With ``d_model = 64`` features the probe has 65
+parameters: fit it on many sequences (the lab uses 128), or R² measures overfitting.
 """
 
 from __future__ import annotations
@@ -51,7 +52,10 @@ def position_probe(model, task, train_length: int, length: int, *, layer: int = 
 
     Runs ``batch`` sequences of ``length`` tokens (with the token ``bos`` in front if given;
     positions then count from the BOS token, 0); probes are fitted on the first half of the
-    sequences and scored on the second half.
+    sequences and scored on the second half. ``train_length`` is the split index in these
+    positions: a model trained on ``L`` tokens after a BOS token saw positions ``0 … L``, so
+    ``train_length=L`` scores its last trained position with ``beyond`` and ``L + 1`` splits
+    exactly at the trained boundary (the lab's stored probes use ``L``).
 
     Returns
     -------
@@ -101,7 +105,9 @@ def probe_readout(model, task, train_length: int, length: int, *, layer: int = 1
     Unlike :func:`position_probe`'s ``beyond`` score, which refits the probe on the new positions
     (can they be decoded at all?), the probe here is fitted on positions ``< train_length`` only
     (first half of the sequences) and then applied, unchanged, to every position of the other
-    half: what the model's own in-range position code says about a position it never saw.
+    half: what the model's own in-range position code says about a position it never saw. With
+    ``bos``, positions count from the BOS token, so pass ``L + 1`` to fit on all the positions
+    ``0 … L`` of a model trained on ``L`` tokens after BOS.
 
     Returns
     -------
