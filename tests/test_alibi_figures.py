@@ -261,3 +261,45 @@ def test_alibi_precision_figure_validates() -> None:
     assert len(fig.data) == 2
     with pytest.raises(ValueError, match="same length"):
         alibi_precision_figure({"a": [0.0], "b": [0.1, 0.2]})
+
+
+def test_alibi_learned_mass_figure_draws_its_curves_unrounded_in_the_book_template() -> None:
+    from posenc_lib.viz._style import INK, TEMPLATE
+    from posenc_lib.viz.alibi import alibi_learned_mass_figure
+
+    rng = np.random.default_rng(0)
+    panels = {
+        "T = L": {"layer 0": torch.rand(7, dtype=torch.float64), "content-free": rng.random(7)},
+        "T = 4L": {"layer 0": rng.random(31).tolist(), "content-free": rng.random(31)},
+    }
+    fig = alibi_learned_mass_figure(panels)
+    drawn = [(trace.name, trace.xaxis, list(trace.x), list(trace.y)) for trace in fig.data]
+    expected = [(label, axis, list(range(len(curve))), np.asarray(curve, dtype=float).tolist())
+                for (_, curves), axis in zip(panels.items(), ("x", "x2"), strict=True)
+                for label, curve in curves.items()]
+    assert drawn == expected
+    assert [t.showlegend for t in fig.data] == [True, True, False, False]
+    assert fig.data[1].line.dash == "dash" and fig.data[1].line.color == INK
+    assert fig.layout.template == TEMPLATE and fig.layout.title.text
+    assert "scatter3d" not in fig.to_json()
+
+
+@pytest.mark.parametrize(
+    ("panels", "kwargs", "error", "name"),
+    [
+        ({}, {}, ValueError, "panels"),
+        ([("a", {"x": [0.1]})], {}, ValueError, "panels"),
+        ({"a": {}}, {}, ValueError, "panels"),
+        ({"a": {"x": [0.1, 0.2], "y": [0.1]}}, {}, ValueError, "same length"),
+        ({"a": {"x": [[0.1, 0.2]]}}, {}, ValueError, "one-dimensional"),
+        ({"a": {"x": [0.1, float("nan")]}}, {}, ValueError, "finite"),
+        ({"a": {"x": [0.1]}}, {"reference": 1}, TypeError, "reference"),
+    ],
+)
+def test_alibi_learned_mass_figure_rejects_bad_input_naming_it(
+    panels, kwargs: dict, error: type, name: str
+) -> None:
+    from posenc_lib.viz.alibi import alibi_learned_mass_figure
+
+    with pytest.raises(error, match=name):
+        alibi_learned_mass_figure(panels, **kwargs)

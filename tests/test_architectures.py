@@ -1315,6 +1315,21 @@ def test_runtime_only_keys_get_a_note() -> None:
     assert not any(k in n for n in position_plan(raw).notes for k in RUNTIME_ONLY_KEYS)
 
 
+def test_dual_chunk_attention_gets_a_note() -> None:
+    """Qwen2.5-1M's ``dual_chunk_attention_config`` is never read by transformers: the plan stays
+    plain RoPE and says so (mutation caught: the key silently ignored, as before this note)."""
+    raw = {"model_type": "qwen2", "num_hidden_layers": 2, "hidden_size": 64,
+           "num_attention_heads": 4, "max_position_embeddings": 1010000, "rope_theta": 1e7}
+    plain = position_plan(raw)
+    assert not any("dual_chunk" in n for n in plain.notes)
+    dca = position_plan({**raw, "dual_chunk_attention_config": {"chunk_size": 262144,
+                                                                "local_size": 8192}})
+    assert [n for n in dca.notes if n not in plain.notes] == [
+        n for n in dca.notes if n.startswith("dual_chunk_attention_config is set (not run")]
+    assert len([n for n in dca.notes if "dual_chunk" in n]) == 1
+    assert all(torch.equal(a.inv_freq, b.inv_freq) for a, b in zip(plain, dca, strict=True))
+
+
 def test_window_that_never_binds_gets_a_note() -> None:
     """A window ``W >= max_position_embeddings M`` masks no key at any length up to ``M``; the
     plan says so (Phi-3.5-mini: 262 144 ≥ 131 072) and keeps the window as the model builds it."""

@@ -435,3 +435,98 @@ def test_rope_clock_score_depends_on_the_offset_only() -> None:
     assert q4 == pytest.approx(q0 * np.exp(4j * theta[0]), abs=1e-3)
     with pytest.raises(ValueError, match="dim"):
         rope_clock_figure(dim=18)
+
+
+# --- chapter 11's trained 2-D scores and chapter 12's K-shift drift: drawn as given ---
+
+
+def test_rope_2d_scores_figure_draws_the_surfaces_and_keys_as_given() -> None:
+    from posenc_lib.viz._style import TEMPLATE
+    from posenc_lib.viz.multimodal import rope_2d_scores_figure
+
+    offsets = torch.arange(-2, 3, dtype=torch.float64)
+    axial = torch.randn(5, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    mixed = np.outer(np.arange(5.0), np.ones(5)) - 7.0
+    targets, others = np.array([[1.0, 1.0], [-1.0, -1.0]]), torch.tensor([[1.0, -1.0]])
+    fig = rope_2d_scores_figure({"axial": axial, "mixed": mixed}, offsets, targets=targets,
+                                others=others)
+    heatmaps = [t for t in fig.data if t.type == "heatmap"]
+    markers = [t for t in fig.data if t.type == "scatter"]
+    assert len(heatmaps) == len(markers) == 2
+    for trace, z in zip(heatmaps, (axial.numpy(), mixed), strict=True):
+        np.testing.assert_array_equal(trace.z, z)
+        np.testing.assert_array_equal(trace.x, offsets.numpy())
+        np.testing.assert_array_equal(trace.y, offsets.numpy())
+        assert trace.zmin == -7.0 and trace.zmax == 7.0 and trace.zmid == 0  # max |S| = 7
+    for trace in markers:
+        np.testing.assert_array_equal(trace.x, [1.0, -1.0, -1.0])  # Δx of targets, then others
+        np.testing.assert_array_equal(trace.y, [1.0, -1.0, 1.0])  # Δy
+        assert list(trace.marker.symbol) == ["star", "star", "x"]
+    assert [a.text for a in fig.layout.annotations] == ["axial", "mixed"]
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.yaxis2.scaleanchor == "x2"
+    assert fig.layout.template == TEMPLATE and fig.layout.template.layout.paper_bgcolor == PAPER
+    assert fig.layout.title.text
+    assert "scatter3d" not in fig.to_json()
+    # no keys: the heatmaps alone
+    assert [t.type for t in rope_2d_scores_figure({"a": axial}, offsets).data] == ["heatmap"]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "name"),
+    [
+        (({}, [0.0]), {}, ValueError, "surfaces"),
+        (({"a": [[1.0]]}, "0"), {}, TypeError, "offsets"),
+        (({"a": [[1.0, 0.0], [0.0, 1.0]]}, [1.0, 0.0]), {}, ValueError, "offsets"),
+        (({"a": [[1.0, 0.0]]}, [0.0, 1.0]), {}, ValueError, "surfaces"),
+        (({"a": [[float("inf")]]}, [0.0]), {}, ValueError, "surfaces"),
+        (({"a": [[0.0]]}, [0.0]), {}, ValueError, "surfaces"),
+        (({"a": [[1.0]]}, [0.0]), {"targets": [1.0, 2.0, 3.0]}, ValueError, "targets"),
+        (({"a": [[1.0]]}, [0.0]), {"others": "ab"}, TypeError, "others"),
+    ],
+)
+def test_rope_2d_scores_figure_rejects_bad_input_naming_it(
+    args: tuple, kwargs: dict, error: type, name: str
+) -> None:
+    from posenc_lib.viz.multimodal import rope_2d_scores_figure
+
+    with pytest.raises(error, match=name):
+        rope_2d_scores_figure(*args, **kwargs)
+
+
+def test_kshift_drift_figure_draws_the_errors_as_given_on_log_axes() -> None:
+    from posenc_lib.viz._style import TEMPLATE
+    from posenc_lib.viz.serving import kshift_drift_figure
+
+    n_shifts = [1, 2, 4, 256]
+    errors = {"bf16": [1e-3, 2e-3, 5e-3, 0.1], "float32": np.array([1e-7, 1e-7, 2e-7, 3e-6])}
+    fig = kshift_drift_figure(n_shifts, errors)
+    assert [t.name for t in fig.data] == list(errors)
+    assert [list(t.x) for t in fig.data] == [n_shifts, n_shifts]
+    assert [list(t.y) for t in fig.data] == [list(v) for v in errors.values()]
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert fig.layout.template == TEMPLATE and fig.layout.template.layout.paper_bgcolor == PAPER
+    assert fig.layout.title.text
+    assert "scatter3d" not in fig.to_json()
+
+
+@pytest.mark.parametrize(
+    ("n_shifts", "errors", "error", "name"),
+    [
+        ([], {"a": []}, TypeError, "n_shifts"),
+        ([1.5], {"a": [0.1]}, TypeError, "n_shifts"),
+        ([0, 1], {"a": [0.1, 0.2]}, ValueError, "n_shifts"),
+        ([2, 1], {"a": [0.1, 0.2]}, ValueError, "n_shifts"),
+        ([1, 2], {}, TypeError, "errors"),
+        ([1, 2], {"a": [0.1]}, ValueError, "errors"),
+        ([1, 2], {"a": [0.1, 0.0]}, ValueError, "errors"),
+        ([1, 2], {"a": [0.1, float("nan")]}, ValueError, "errors"),
+        ([1, 2], {"a": [0.1, "x"]}, TypeError, "errors"),
+    ],
+)
+def test_kshift_drift_figure_rejects_bad_input_naming_it(
+    n_shifts: list, errors: dict, error: type, name: str
+) -> None:
+    from posenc_lib.viz.serving import kshift_drift_figure
+
+    with pytest.raises(error, match=name):
+        kshift_drift_figure(n_shifts, errors)

@@ -916,13 +916,21 @@ RUNTIME_ONLY_KEYS: dict[str, str] = {
     "cache keeps only each windowed layer's last keys",
 }
 
+#: Position keys some checkpoints ship for their own inference code that transformers never
+#: reads: the plan shows what transformers runs, and a note says what the key would change.
+NOT_RUN_KEYS: dict[str, str] = {
+    "dual_chunk_attention_config": "Dual Chunk Attention (Qwen2.5-1M): the checkpoint's own "
+    "inference code gives a query other position indices for keys in its chunk, the previous "
+    "chunk and earlier ones; transformers never reads this key, so the plan is plain RoPE",
+}
+
 #: The :data:`RUNTIME_ONLY_KEYS` that are plain multipliers: at 1 they change nothing.
 _NEUTRAL_AT_ONE = frozenset({"key_multiplier", "attention_in_multiplier", "global_attention_scale"})
 
 
 def _finish(plan: Plan, raw: object) -> Plan:
-    """Add a note for every :data:`RUNTIME_ONLY_KEYS` entry the config sets, and for windows
-    that never bind.
+    """Add a note for every :data:`RUNTIME_ONLY_KEYS` or :data:`NOT_RUN_KEYS` entry the config
+    sets, and for windows that never bind.
 
     A multiplier at 1 and a ``query_pre_attn_scalar`` equal to every attending layer's head size
     (Gemma 2's 256 at head size 256: the usual 1/sqrt(head_dim)) change nothing and get none.
@@ -945,6 +953,11 @@ def _finish(plan: Plan, raw: object) -> Plan:
         note = f"{key} = {value!r} (run time, not in the plan): {what}"
         if note not in plan.notes:
             plan.notes.append(note)
+    for key, what in NOT_RUN_KEYS.items():
+        if any(src.get(key) not in (None, False) for src in sources):
+            note = f"{key} is set (not run by transformers, not in the plan): {what}"
+            if note not in plan.notes:
+                plan.notes.append(note)
     return plan
 
 

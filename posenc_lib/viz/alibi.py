@@ -1,5 +1,6 @@
 """ALiBi figures: one head's bias and attention, each head's reach, ALiBi beside RoPE's decay,
-and the attention mass a query keeps near itself as the sequence grows.
+the attention mass a query keeps near itself as the sequence grows, and how far a trained
+model's layers really look.
 
 The numbers come from the core modules :mod:`posenc_lib.alibi`, :mod:`posenc_lib.attention` and
 :mod:`posenc_lib.analysis`, which this one only draws. Masked cells and line breaks are sent to
@@ -26,6 +27,7 @@ from ._style import (
     BASE_GRID,
     COLORWAY,
     GRID,
+    INK,
     MUTED,
     SEQUENTIAL,
     SEQUENTIAL_ALT,
@@ -38,6 +40,7 @@ __all__ = [
     "HEADS_GRID",
     "alibi_heatmaps",
     "alibi_lab_figure",
+    "alibi_learned_mass_figure",
     "alibi_precision_figure",
     "alibi_reach_figure",
     "alibi_rope_figure",
@@ -604,3 +607,68 @@ def alibi_lab_figure(
         fig.update_xaxes(type="log", title_text="evaluation length / L", row=1, col=col)
     return _style(fig, f"The lab's models past their training length L = {train_length}",
                   height=420)
+
+
+def alibi_learned_mass_figure(
+    panels: dict[str, dict[str, Any]], *, reference: str = "content-free", title: str = ""
+) -> go.Figure:
+    """Attention mass on keys more than ``r`` positions back against ``r``: one panel per
+    sequence length, one line per layer, the content-free reference dashed.
+
+    The curves are computed by the caller (e.g. :func:`posenc_lib.alibi.map_mass_beyond` on the
+    lab's stored maps, and on the softmax of the bias alone for the reference); this only draws
+    them, unrounded.
+
+    Parameters
+    ----------
+    panels : dict
+        ``{panel title: {label: (R,) array}}``, one to four panels, each with at least one curve;
+        entry ``r`` of a curve is the mass beyond distance ``r = 0 … R − 1`` (``R >= 1``, the same
+        for every curve of a panel), finite. Tensors, arrays and sequences are accepted.
+    reference : str
+        Label of the curve drawn dashed in the text colour (where a panel has it): the
+        content-free queries, as :func:`posenc_lib.alibi.alibi_window_mass` averages them.
+    title : str
+        Figure title (default: a description of the axes).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Panel ``i`` holds one ``go.Scatter`` per curve, in the order given, with ``x = 0 … R − 1``
+        and ``y`` the curve; a label's legend entry is shown once.
+    """
+    if not isinstance(panels, dict) or not 1 <= len(panels) <= 4:
+        raise ValueError(
+            "panels must be a dict {panel title: {label: (R,) array}} of 1 to 4 panels")
+    if not isinstance(reference, str):
+        raise TypeError(f"reference must be a str, got {type(reference).__name__}")
+    checked: dict[str, dict[str, np.ndarray]] = {}
+    for name, curves in panels.items():
+        if not isinstance(curves, dict) or not curves:
+            raise ValueError(f"panels[{name!r}] must be a non-empty dict {{label: (R,) array}}")
+        arrays = {str(k): np.asarray(_np(v), dtype=np.float64) for k, v in curves.items()}
+        if any(a.ndim != 1 for a in arrays.values()):
+            raise ValueError(f"panels[{name!r}]: every curve must be one-dimensional, shape (R,)")
+        sizes = {a.size for a in arrays.values()}
+        if len(sizes) != 1 or 0 in sizes:
+            raise ValueError(f"panels[{name!r}]: every curve must have the same length R >= 1")
+        if not all(np.isfinite(a).all() for a in arrays.values()):
+            raise ValueError(f"panels[{name!r}]: the curves must be finite")
+        checked[str(name)] = arrays
+    fig = make_subplots(rows=1, cols=len(checked), shared_yaxes=True,
+                        subplot_titles=list(checked))
+    labels = list(dict.fromkeys(k for curves in checked.values() for k in curves if k != reference))
+    for col, curves in enumerate(checked.values(), start=1):
+        for label, curve in curves.items():
+            line = ({"color": INK, "dash": "dash", "width": 1.5} if label == reference else
+                    {"color": COLORWAY[labels.index(label) % len(COLORWAY)], "width": 1.5})
+            fig.add_trace(go.Scatter(
+                x=np.arange(curve.size), y=curve, mode="lines", name=label, legendgroup=label,
+                showlegend=label not in {t.name for t in fig.data}, line=line,
+                hovertemplate=f"{label}<br>r = %{{x}}: %{{y:.3f}}<extra></extra>",
+            ), row=1, col=col)
+        fig.update_xaxes(title_text="distance r", row=1, col=col)
+    fig.update_yaxes(title_text="attention mass more than r back", row=1, col=1)
+    fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 110})
+    return _style(fig, title or "How far the trained model looks: attention mass more than r back",
+                  height=440)

@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 from .. import multimodal as mm
 from .. import rope
 from ._checks import _base, _bool, _even, _fmt, _int, _lists, _np, _seed
-from ._style import COLORWAY, _slider, _style
+from ._style import COLORWAY, INK, _slider, _style
 
 __all__ = [
     "IMAGE_SIZES",
@@ -22,6 +22,7 @@ __all__ = [
     "mrope_section_grid",
     "mrope_sections_figure",
     "position_ids_figure",
+    "rope_2d_scores_figure",
     "rope_2d_similarity_figure",
 ]
 
@@ -177,6 +178,100 @@ def rope_2d_similarity_figure(
         steps.append({"method": "restyle", "label": str(s), "args": [{"z": [mixed_z]}, [1]]})
     fig.update_layout(sliders=[_slider(steps, seeds.index(seed), "RoPE-Mixed seed: ")])
     return _style(fig, title, height=560)
+
+
+def _offset_pairs(value: Any, name: str) -> np.ndarray:
+    """``value`` as a finite ``(K, 2)`` float array of ``(Δy, Δx)`` offsets (``K`` may be 0)."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be a (K, 2) array of (Δy, Δx) offsets, got {value!r}")
+    a = np.asarray(_np(value), dtype=np.float64)
+    if a.size == 0:
+        return a.reshape(0, 2)
+    if a.ndim != 2 or a.shape[1] != 2 or not np.isfinite(a).all():
+        raise ValueError(f"{name} must be a finite (K, 2) array of (Δy, Δx) offsets, "
+                         f"got shape {a.shape}")
+    return a
+
+
+def rope_2d_scores_figure(
+    surfaces: dict[str, Any],
+    offsets: Any,
+    *,
+    targets: Any = (),
+    others: Any = (),
+    title: str = "",
+) -> go.Figure:
+    """Scores ``S(Δy, Δx)`` of 2-D heads over a grid of offsets, side by side, keys marked.
+
+    The scores are computed by the caller (e.g. a trained head's query at ``(0, 0)`` against its
+    key at every offset, :func:`posenc_lib.multimodal.apply_rope_2d`); this only draws them,
+    unrounded, on one colour scale symmetric about 0 (the largest ``|S|`` of all panels).
+
+    Parameters
+    ----------
+    surfaces : dict
+        ``{panel title: (N, N) array}``, one to four panels; row ``i`` is ``Δy = offsets[i]``,
+        column ``j`` is ``Δx = offsets[j]``; finite, not all zero. Tensors and arrays accepted.
+    offsets : array-like
+        Shape ``(N,)``, ``N >= 1``: the offsets of both axes, finite and increasing.
+    targets, others : array-like
+        Shape ``(K, 2)``, rows ``(Δy, Δx)``: keys marked with stars (the targets) and crosses
+        (the other keys) on every panel; empty (default) marks nothing.
+    title : str
+        Figure title (default: a description of the panels).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Per panel a ``go.Heatmap`` (``x = y = offsets``, ``z`` the surface), then, if any key is
+        marked, a ``go.Scatter`` with ``x = Δx`` and ``y = Δy`` of ``targets`` followed by
+        ``others``. Rows run downwards (``Δy`` increasing), as in an image.
+    """
+    if not isinstance(surfaces, dict) or not 1 <= len(surfaces) <= 4:
+        raise ValueError("surfaces must be a dict {panel title: (N, N) array} of 1 to 4 panels")
+    if isinstance(offsets, (str, bytes)):
+        raise TypeError(f"offsets must be an (N,) array of numbers, got {offsets!r}")
+    grid = np.asarray(_np(offsets), dtype=np.float64)
+    if grid.ndim != 1 or grid.size == 0 or not np.isfinite(grid).all() or (
+            np.diff(grid) <= 0).any():
+        raise ValueError(f"offsets must be a finite, increasing (N,) array with N >= 1, "
+                         f"got shape {grid.shape}")
+    panels = {}
+    for name, surface in surfaces.items():
+        z = np.asarray(_np(surface), dtype=np.float64)
+        if z.shape != (grid.size, grid.size) or not np.isfinite(z).all():
+            raise ValueError(f"surfaces[{name!r}] must be a finite ({grid.size}, {grid.size}) "
+                             f"array (one row and column per offset), got shape {z.shape}")
+        panels[str(name)] = z
+    limit = max(float(np.abs(z).max()) for z in panels.values())
+    if limit == 0.0:
+        raise ValueError("surfaces must not all be zero (no colour scale to draw)")
+    stars, crosses = _offset_pairs(targets, "targets"), _offset_pairs(others, "others")
+    keys = np.concatenate([stars, crosses])
+    symbols = ["star"] * len(stars) + ["x"] * len(crosses)
+    fig = make_subplots(rows=1, cols=len(panels), horizontal_spacing=0.12,
+                        subplot_titles=list(panels))
+    for col, z in enumerate(panels.values(), start=1):
+        fig.add_trace(go.Heatmap(
+            x=grid, y=grid, z=z, zmin=-limit, zmax=limit, zmid=0, colorscale="RdBu",
+            reversescale=True, showscale=col == len(panels),
+            colorbar={"title": {"text": "S"}, "thickness": 12, "len": 0.9},
+            hovertemplate="Δy %{y}, Δx %{x}: S = %{z:.2f}<extra></extra>",
+        ), row=1, col=col)
+        if len(keys):
+            fig.add_trace(go.Scatter(
+                x=keys[:, 1], y=keys[:, 0], mode="markers",
+                marker={"symbol": symbols, "size": 11, "color": INK},
+                name="targets (stars), the other keys (crosses)", showlegend=col == 1,
+                hovertemplate="key at Δy %{y}, Δx %{x}<extra></extra>",
+            ), row=1, col=col)
+        anchor = "x" if col == 1 else f"x{col}"
+        fig.update_xaxes(title_text="Δx (columns)", dtick=1, constrain="domain", row=1, col=col)
+        fig.update_yaxes(title_text="Δy (rows)" if col == 1 else None, dtick=1,
+                         autorange="reversed", scaleanchor=anchor, constrain="domain",
+                         row=1, col=col)
+    fig.update_layout(legend={"orientation": "h", "y": -0.2}, margin={"b": 90})
+    return _style(fig, title or "Scores S(Δy, Δx): query at (0, 0), key at (Δy, Δx)", height=460)
 
 
 def _ids_state(segments: Sequence[tuple[object, ...]], merge: int) -> list[dict[str, Any]]:

@@ -1,10 +1,14 @@
-"""Chapter 12's masks: who may attend to whom under padding, packing, windows and sinks."""
+"""Chapter 12's figures: who may attend to whom under padding, packing, windows and sinks, and how
+a cached key drifts when it is K-shifted again and again."""
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 import torch
 
@@ -12,7 +16,13 @@ from ..serving import packed_causal_mask, packed_document_ids, sliding_window_ma
 from ._checks import _int
 from ._style import COLORWAY, _slider, _style
 
-__all__ = ["STREAMING_SINKS", "STREAMING_WINDOWS", "serving_masks_figure", "streaming_cache_figure"]
+__all__ = [
+    "STREAMING_SINKS",
+    "STREAMING_WINDOWS",
+    "kshift_drift_figure",
+    "serving_masks_figure",
+    "streaming_cache_figure",
+]
 
 _SEEN = COLORWAY[0]
 _CLEAR = "#eaeef2"
@@ -224,3 +234,59 @@ def streaming_cache_figure(
         meta={"windows": window_grid, "sinks": sink_grid},
     )
     return _style(fig, "Which keys a StreamingLLM cache keeps for each query", height=640)
+
+
+def kshift_drift_figure(
+    n_shifts: Sequence[int], errors: dict[str, Sequence[float]], *, title: str = ""
+) -> go.Figure:
+    """A cached key's error against the number of K-shifts it went through, one line per cache.
+
+    The errors are measured by the caller (e.g. :func:`posenc_lib.serving.repeated_kshift`
+    against the float64 key at its new position); this only draws them, unrounded, on log axes.
+
+    Parameters
+    ----------
+    n_shifts : sequence of int
+        Shape ``(S,)``, ``S >= 1``: the shift counts, each >= 1 (a log axis), increasing.
+    errors : dict
+        ``{label: (S,) sequence}``: one line per cache or schedule, entry ``i`` the error after
+        ``n_shifts[i]`` shifts; finite and > 0 (a log axis).
+    title : str
+        Figure title (default: a description of the axes).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One ``go.Scatter`` (lines and markers) per label, in the order given, with
+        ``x = n_shifts`` and ``y`` the errors as given (floats).
+    """
+    if isinstance(n_shifts, (str, bytes)) or not isinstance(n_shifts, Sequence) or not n_shifts:
+        raise TypeError(f"n_shifts must be a non-empty sequence of integers, got {n_shifts!r}")
+    counts = [_int(n, "n_shifts[i]", 1) for n in n_shifts]
+    if sorted(set(counts)) != counts:
+        raise ValueError(f"n_shifts must be increasing, got {counts}")
+    if not isinstance(errors, dict) or not errors:
+        raise TypeError("errors must be a non-empty dict {label: (S,) sequence of errors}")
+    lines: dict[str, list[float]] = {}
+    for label, values in errors.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+            raise TypeError(f"errors[{label!r}] must be a sequence of numbers, got {values!r}")
+        if len(values) != len(counts):
+            raise ValueError(f"errors[{label!r}] must have one value per entry of n_shifts "
+                             f"({len(counts)}), got {len(values)}")
+        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
+            raise TypeError(f"errors[{label!r}] must hold real numbers")
+        if not all(math.isfinite(v) and v > 0 for v in values):
+            raise ValueError(f"errors[{label!r}] must be finite and > 0 (a log axis)")
+        lines[str(label)] = [float(v) for v in values]
+    fig = go.Figure()
+    for k, (label, values) in enumerate(lines.items()):
+        fig.add_trace(go.Scatter(
+            x=counts, y=values, mode="lines+markers", name=label,
+            line={"color": COLORWAY[k % len(COLORWAY)], "width": 1.5},
+            hovertemplate=f"{label}<br>%{{x}} shifts: error %{{y:.1e}}<extra></extra>",
+        ))
+    fig.update_xaxes(type="log", title_text="K-shifts of one position")
+    fig.update_yaxes(type="log", title_text="worst relative key error")
+    fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 150})
+    return _style(fig, title or "A cached key's error after repeated K-shifts", height=480)
