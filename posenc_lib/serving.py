@@ -28,10 +28,13 @@ import torch
 
 from ._validation import (
     _describe,
+    check_base,
     check_choice,
     check_float_tensor,
     check_int,
+    check_inv_freq,
     check_length,
+    check_real,
     check_size,
 )
 from .rope import CONVENTIONS, apply_rope_complex, apply_rope_half, apply_rope_interleaved
@@ -451,8 +454,7 @@ def repeated_kshift(
         ``n_shifts`` shifts.
     """
     keys = check_float_tensor(keys, "keys", min_ndim=2)
-    if isinstance(shift, bool) or not isinstance(shift, (int, float)):
-        raise TypeError(f"shift must be a real number, got {_describe(shift)}")
+    shift = check_real(shift, "shift")
     n_shifts = check_int(n_shifts, "n_shifts", minimum=1)
     arithmetic = check_choice(arithmetic, "arithmetic", _KSHIFT_ARITHMETIC)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
@@ -463,8 +465,10 @@ def repeated_kshift(
     if dim % 2:
         raise ValueError(f"keys must have an even last dimension, got {dim}")
     if inv_freq is None:
-        assert base is not None  # exactly one of the two was passed (checked above)
-        inv_freq = 1.0 / (float(base) ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
+        base = check_base(base)
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
+    else:
+        inv_freq = check_inv_freq(inv_freq, dim)
     out = [keys.to(dtype)]
     if arithmetic == "storage":
         angles = (float(shift) * inv_freq.to(torch.float32)).repeat(2)

@@ -821,6 +821,13 @@ def test_repeated_kshift_rejects_bad_arguments() -> None:
         repeated_kshift(keys, "1", 2, base=1e4)
     with pytest.raises(TypeError, match="dtype"):
         repeated_kshift(keys, -1.0, 2, base=1e4, dtype=torch.int8)
+    # No silent NaN: a non-finite shift, a base <= 0 and a wrong-length inv_freq are refused.
+    with pytest.raises(ValueError, match="shift"):
+        repeated_kshift(keys, float("nan"), 2, base=1e4)
+    with pytest.raises(ValueError, match="base"):
+        repeated_kshift(keys, -1.0, 2, base=-5.0)
+    with pytest.raises(ValueError, match="inv_freq"):
+        repeated_kshift(keys, -1.0, 2, inv_freq=torch.ones(3))
 
 
 @given(st.integers(1, 10), st.integers(0, 10))
