@@ -96,7 +96,7 @@ def alibi_slopes(
     """Per-head slopes ``μ_h`` (Press et al.'s rule, also for head counts that are not 2^k).
 
     For ``n_heads = 2^k``: ``μ_h = 2^(−8(h+1)/n)`` (8 heads: 1/2, 1/4, …, 1/256). Otherwise, with
-    ``c`` the largest power of two below ``n_heads``: ``slopes(c) + slopes(2c)[0::2][: n − c]``
+    ``c`` the largest power of two at most ``n_heads``: ``slopes(c) + slopes(2c)[0::2][: n − c]``
     (so the result is not sorted). ``max_bias`` replaces the 8 (MPT's ``alibi_bias_max``).
 
     Parameters

@@ -55,12 +55,14 @@ __all__ = [
     "min_pairwise_distance",
     "nearest_row_distances",
     "neighbour_distances",
+    "octave_rise",
     "offset_distances",
     "offset_head_accuracy",
     "offset_head_logits",
     "offset_readout_accuracy",
     "position_term_along_offset",
     "same_offset_gaps",
+    "score_spread",
     "scorecard",
 ]
 
@@ -267,29 +269,40 @@ def measure_scheme(table: torch.Tensor, *, offset: int = 1) -> dict[str, float]:
 
 #: Pass marks of :func:`scorecard`, one per measured column.
 #:
-#: - ``length_dependence``: a position's code may not change with the sequence length (float64
-#:   rounding allowed);
+#: - ``length_dependence``: a position's code may not change with the sequence length, relative to
+#:   the largest row norm (float64 rounding allowed);
 #: - ``dot_product_spread``: ``PE(m)·PE(m+k)`` may not depend on ``m``, at the worst offset ``k``
 #:   (float64 rounding allowed);
 #: - ``max_abs_long``: entries no larger than 1 at ``L = 10⁶`` (the largest entry of the
 #:   sinusoid; a convention, as wish 2 asks only for some bound; an undefined table fails);
 #: - ``closest_pair_relative``: the closest two codes differ by at least one bfloat16 rounding step
-#:   (``2⁻⁷``) of the largest code's norm, or they may become equal when stored in bfloat16.
+#:   (``2⁻⁷``) of the largest code's norm, or they may become equal when stored in bfloat16;
+#: - ``octave_rise``: the octave means of the similarity ``g(r)`` may not climb back by more than
+#:   ``0.05·g(0)`` from one octave of offsets to the next (a convention, like the bound of 1).
 SCORECARD_CRITERIA: dict[str, float] = {
     "length_dependence": 1e-12,
     "dot_product_spread": 1e-9,
     "max_abs_long": 1.0,
     "closest_pair_relative": float(torch.finfo(torch.bfloat16).eps),
+    "octave_rise": 0.05,
 }
 
 
 def length_dependence(
-    encoding: Callable[..., torch.Tensor], seq_len: int, dim: int, *, short_len: int | None = None
+    encoding: Callable[..., torch.Tensor],
+    seq_len: int,
+    dim: int,
+    *,
+    short_len: int | None = None,
+    relative: bool = False,
 ) -> float:
     """``max |PE_L(m) − PE_L'(m)|`` over the positions ``m < L'`` that both tables hold.
 
     Zero when the code of a position does not depend on the length of the sequence it sits in
-    (wish 1 of chapter 2); the normalised encoding ``m/(L − 1)`` gives a large number.
+    (wish 1 of chapter 2); the normalised encoding ``m/(L − 1)`` gives a large number. With
+    ``relative=True`` the number is divided by the largest row norm ``max_m ‖PE_L(m)‖`` of the
+    longer table, so that it does not change when the table is scaled (:func:`scorecard` uses
+    this).
 
     Parameters
     ----------
@@ -301,6 +314,20 @@ def length_dependence(
         Feature dimension passed to ``encoding``.
     short_len
         The shorter length ``L'`` (1 … ``L − 1``); default ``max(L // 10, 1)``.
+    relative
+        Divide by the largest row norm of the ``(L, dim)`` table (which must not be all zero).
+
+    Returns
+    -------
+    float
+        ``>= 0``; ``0.0`` exactly when the shared rows agree.
+
+    Raises
+    ------
+    TypeError
+        If ``encoding`` is not callable or ``relative`` is not a bool.
+    ValueError
+        If the lengths are out of range, or ``relative`` and the longer table is all zero.
     """
     if not callable(encoding):
         raise TypeError("encoding must be callable as encoding(seq_len, dim)")
@@ -312,9 +339,17 @@ def length_dependence(
     short_len = check_int(short_len, "short_len", minimum=1, what="an integer >= 1")
     if short_len >= seq_len:
         raise ValueError(f"short_len must be < seq_len = {seq_len}, got {short_len}")
+    if not isinstance(relative, bool):
+        raise TypeError(f"relative must be a bool, got {type(relative).__name__}")
     long_table = _table(encoding(seq_len, dim), "encoding(seq_len, dim)")
     short_table = _table(encoding(short_len, dim), "encoding(short_len, dim)")
-    return float((long_table[:short_len] - short_table).abs().max())
+    change = float((long_table[:short_len] - short_table).abs().max())
+    if not relative:
+        return change
+    largest = float(long_table.norm(dim=-1).max())
+    if largest == 0.0:
+        raise ValueError("encoding(seq_len, dim) must not be all zeros when relative=True")
+    return change / largest
 
 
 def dot_product_spread(table: torch.Tensor, offset: int) -> float:
@@ -402,6 +437,100 @@ def closest_pair_relative(table: torch.Tensor) -> float:
     return min_pairwise_distance(t) / largest
 
 
+def octave_rise(table: torch.Tensor) -> float:
+    """The largest rise of the similarity's octave means: does far look more alike than near?
+
+    The similarity at offset ``r`` is averaged over the first half of the table,
+    ``g(r) = Σ_{m<M} PE(m)·PE(m+r) / Σ_{m<M} ‖PE(m)‖²`` with ``M = seq // 2`` and
+    ``r = 0 … seq − M − 1`` (the same positions ``m`` at every ``r``, so ``g(0) = 1``); for a
+    translation-invariant table it is ``PE(0)·PE(r) / ‖PE(0)‖²``. Its means over the octaves
+    ``2^k ≤ r < 2^(k+1)`` that fit, ``k = 0 … K − 1`` with ``K = ⌊log₂(seq − M)⌋``, should fall
+    (wish 4, decay); the result is the largest ``mean_(k+1) − mean_k``, relative to ``g(0)`` and
+    so scale-free. Negative when every octave falls. It tests that the similarity does not climb
+    back, not how fast it falls: a table whose similarity drops to about 0 at ``r = 1`` and stays
+    there scores near 0.
+
+    Parameters
+    ----------
+    table : torch.Tensor
+        ``(seq, dim)`` floating, ``8 <= seq <= 20 000`` (at least two octaves), with rows
+        ``0 … M − 1`` not all zero.
+
+    Returns
+    -------
+    float
+        The largest octave-to-octave rise of ``g``.
+
+    Raises
+    ------
+    TypeError
+        If ``table`` is not a floating tensor.
+    ValueError
+        If ``table`` is not 2-D, has fewer than 8 or more than 20 000 rows, no column, or its
+        first ``M`` rows are all zero.
+    """
+    t = _table(table, min_rows=8, min_cols=1)
+    seq = t.shape[0]
+    if seq > 20_000:
+        raise ValueError(f"table must have at most 20000 rows, got {seq}")
+    half = seq // 2
+    n_offsets = seq - half
+    norm_sq = float((t[:half] * t[:half]).sum())
+    if norm_sq == 0.0:
+        raise ValueError(f"the first {half} rows of table must not all be zero (they divide g)")
+    # g[r] = Σ_{m<M} PE(m)·PE(m + r) / Σ_{m<M} ‖PE(m)‖², one offset at a time: (seq − M,)
+    g = torch.stack([(t[:half] * t[r : r + half]).sum() for r in range(n_offsets)]) / norm_sq
+    octaves = n_offsets.bit_length() - 1  # K = ⌊log₂(seq − M)⌋ >= 2
+    means = torch.stack([g[2**k : 2 ** (k + 1)].mean() for k in range(octaves)])
+    return float((means[1:] - means[:-1]).max())
+
+
+def score_spread(queries: torch.Tensor, keys: torch.Tensor) -> float:
+    """The worst spread of the scores ``q_m·k_n`` along a diagonal ``n − m = r``, relative.
+
+    ``max_r (max_m − min_m) q_m·k_(m+r) / mean_m ‖q_m‖·‖k_m‖`` over every offset
+    ``r = −(seq − 1) … seq − 1``: zero exactly when every score depends on the offset only. The
+    query–key version of :func:`diagonal_spread`, which it equals for ``keys = queries``.
+
+    Parameters
+    ----------
+    queries : torch.Tensor
+        ``(seq, dim)`` floating, one query per position, ``seq <= 10 000``.
+    keys : torch.Tensor
+        ``(seq, dim)`` floating, one key per position, the shape of ``queries``.
+
+    Returns
+    -------
+    float
+        The relative spread, ``>= 0``.
+
+    Raises
+    ------
+    TypeError
+        If either argument is not a floating tensor.
+    ValueError
+        If they are not 2-D, their shapes differ, they have no row or column or more than
+        10 000 rows, or ``mean_m ‖q_m‖·‖k_m‖`` is zero.
+    """
+    q = _table(queries, "queries", min_rows=1, min_cols=1)
+    k = _table(keys, "keys", min_rows=1, min_cols=1)
+    if q.shape != k.shape:
+        raise ValueError(
+            f"queries and keys must have the same shape, got {tuple(q.shape)} and "
+            f"{tuple(k.shape)}"
+        )
+    if q.shape[0] > 10_000:
+        raise ValueError(f"queries must have at most 10000 rows (score matrix), got {q.shape[0]}")
+    scale = float((q.norm(dim=-1) * k.norm(dim=-1)).mean())
+    if scale == 0.0:
+        raise ValueError("mean ‖q_m‖·‖k_m‖ must not be zero (it divides the spread)")
+    scores = q @ k.T  # (seq, seq): q_m · k_n
+    seq = len(scores)
+    worst = max(float(scores.diagonal(r).max() - scores.diagonal(r).min())
+                for r in range(1 - seq, seq))
+    return worst / scale
+
+
 def scorecard(
     encoding: Callable[..., torch.Tensor],
     *,
@@ -410,14 +539,14 @@ def scorecard(
     offset: int | str = "all",
     long_len: int = 10**6,
 ) -> dict[str, object]:
-    """The four measured columns of chapter 2's scorecard for one encoding, with pass marks.
+    """The five measured columns of chapter 2's scorecard for one encoding, with pass marks.
 
     Parameters
     ----------
     encoding
         ``encoding(seq_len, dim, dtype=...) -> (seq_len, dim)``, e.g. ``sinusoidal_table``.
     seq_len
-        Length ``L`` of the measured table (2 … 10 000).
+        Length ``L`` of the measured table (8 … 10 000).
     dim
         Feature dimension (>= 1).
     offset
@@ -435,14 +564,15 @@ def scorecard(
     Returns
     -------
     dict
-        ``length_dependence``, ``dot_product_spread`` (at ``offset``, or the worst over all
-        offsets), ``max_abs_long`` (float or ``None``),
-        ``closest_pair_relative``, and ``passes``: a dict of the same keys to bools, judged by
+        ``length_dependence`` (relative to the largest row norm, :func:`length_dependence`),
+        ``dot_product_spread`` (at ``offset``, or the worst over all offsets), ``max_abs_long``
+        (float or ``None``), ``closest_pair_relative``, ``octave_rise`` (:func:`octave_rise` of
+        the ``L``-row table), and ``passes``: a dict of the same keys to bools, judged by
         :data:`SCORECARD_CRITERIA`.
     """
     if not callable(encoding):
         raise TypeError("encoding must be callable as encoding(seq_len, dim, dtype=...)")
-    seq_len = check_int(seq_len, "seq_len", minimum=2, what="an integer >= 2")
+    seq_len = check_int(seq_len, "seq_len", minimum=8, what="an integer >= 8")
     if seq_len > 10_000:
         raise ValueError(f"seq_len must be <= 10000 (pairwise distances), got {seq_len}")
     dim = check_int(dim, "dim", minimum=1, what="an integer >= 1")
@@ -463,13 +593,14 @@ def scorecard(
         max_abs_long = None
     scores: dict[str, object] = {
         "length_dependence": length_dependence(
-            lambda n, d: encoding(n, d, dtype=torch.float64), seq_len, dim
+            lambda n, d: encoding(n, d, dtype=torch.float64), seq_len, dim, relative=True
         ),
         "dot_product_spread": (
             diagonal_spread(table) if isinstance(offset, str) else dot_product_spread(table, offset)
         ),
         "max_abs_long": max_abs_long,
         "closest_pair_relative": closest_pair_relative(table),
+        "octave_rise": octave_rise(table),
     }
     c = SCORECARD_CRITERIA
     measured = {k: v for k, v in scores.items() if isinstance(v, float)}
@@ -478,6 +609,7 @@ def scorecard(
         "dot_product_spread": measured["dot_product_spread"] <= c["dot_product_spread"],
         "max_abs_long": max_abs_long is not None and max_abs_long <= c["max_abs_long"],
         "closest_pair_relative": measured["closest_pair_relative"] >= c["closest_pair_relative"],
+        "octave_rise": measured["octave_rise"] <= c["octave_rise"],
     }
     return scores
 

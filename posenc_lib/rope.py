@@ -323,19 +323,30 @@ def _resolve(
     return x, angles
 
 
+# Device types without float64 (Apple's MPS): float64 work for them runs on the CPU.
+_NO_FLOAT64 = frozenset({"mps"})
+
+
+def _float64_home(device: torch.device) -> torch.device:
+    """Where float64 work for ``device`` runs: ``device``, or the CPU if it has no float64."""
+    return torch.device("cpu") if device.type in _NO_FLOAT64 else device
+
+
 def _angles_on(
     positions: torch.Tensor, inv_freq: torch.Tensor, device: torch.device
 ) -> torch.Tensor:
-    """float64 angles ``positions ⊗ inv_freq`` computed on ``device`` (no host round-trip).
+    """Angles ``positions ⊗ inv_freq``, shape ``(n, d/2)``, computed in float64 for ``device``.
 
-    MPS has no float64, so there the angles are computed on the CPU and copied once.
+    Computed on ``device`` (no host round-trip) and returned in float64, except on a device
+    without float64 (MPS): there they are computed on the CPU in float64 and copied once, as
+    float32 (the only place a float64 value would otherwise land on such a device).
     """
-    where = torch.device("cpu") if device.type == "mps" else device
+    where = _float64_home(device)
     angles = torch.outer(
         positions.to(device=where, dtype=torch.float64),
         inv_freq.to(device=where, dtype=torch.float64),
     )
-    return angles if where == device else angles.to(device)
+    return angles if where == device else angles.to(device=device, dtype=torch.float32)
 
 
 def apply_rope_interleaved(
@@ -728,6 +739,9 @@ class RotaryEmbedding(nn.Module):
             else check_inv_freq(inv_freq, self.dim)
         )
         self.register_buffer("inv_freq", freqs.clone(), persistent=False)
+        # The device the module lives on. inv_freq stays float64 on it, except on a device
+        # without float64 (MPS), where inv_freq stays on the CPU and only tables move.
+        self._device = freqs.device
         # What to rebuild inv_freq from when it has no values (built on the meta device and then
         # materialised with to_empty): None = base^(-2i/dim); otherwise a CPU copy of the spectrum.
         self._freqs_source: torch.Tensor | None = (
@@ -758,6 +772,8 @@ class RotaryEmbedding(nn.Module):
         if name == "inv_freq" and "inv_freq" in self.__dict__.get("_buffers", {}):
             value = check_inv_freq(value, self.dim)  # float64, on the value's device
             self.__dict__["_freqs_source"] = self._cpu_source(value)
+            if _float64_home(self.__dict__["_device"]) != value.device:
+                self.__dict__["_device"] = value.device  # the module follows its spectrum
         elif name == "attention_scaling":
             value = check_positive(value, "attention_scaling")
         elif name == "convention" and "convention" in self.__dict__:
@@ -796,7 +812,7 @@ class RotaryEmbedding(nn.Module):
         """
         checked = check_device(device)
         dtype = check_dtype(dtype)
-        where = self.inv_freq.device if checked is None else checked
+        where = self._device if checked is None else checked
         table = self._tables.get(self._key(where, dtype))
         return 0 if table is None else table[0].shape[0]
 
@@ -821,12 +837,15 @@ class RotaryEmbedding(nn.Module):
         """
         self.table_builds += 1
         shape = positions.shape
-        angles = _angles_on(positions.reshape(-1), self.inv_freq, device)
+        # On a device without float64 (MPS) the float64 work runs on the CPU and only the
+        # rounded tables are copied to the device.
+        where = _float64_home(device)
+        angles = _angles_on(positions.reshape(-1), self.inv_freq, where)
         _finite_on_host(angles, _OVERFLOW)
         angles = angles.reshape(*shape, angles.shape[-1])
         if self.convention == "complex":
             freqs = torch.polar(torch.full_like(angles, self.attention_scaling), angles)
-            return (freqs.to(self._work_dtype(dtype)),)
+            return (freqs.to(device=device, dtype=self._work_dtype(dtype)),)
         cos = angles.cos() * self.attention_scaling
         sin = angles.sin() * self.attention_scaling
         cos = (
@@ -834,7 +853,7 @@ class RotaryEmbedding(nn.Module):
             if self.convention == "half"
             else (cos.repeat_interleave(2, dim=-1))
         )
-        return cos.to(dtype), sin.to(dtype)
+        return cos.to(device=device, dtype=dtype), sin.to(device=device, dtype=dtype)
 
     def _table(
         self, needed: int, device: torch.device, dtype: torch.dtype
@@ -851,7 +870,7 @@ class RotaryEmbedding(nn.Module):
         if table is None or have < needed:
             # Grow geometrically, never past what the size limit allows.
             capacity = min(max(needed, 2 * have, self._MIN_CAPACITY, self.reserved), self.max_rows)
-            positions = torch.arange(capacity, dtype=torch.float64, device=key[0])
+            positions = torch.arange(capacity, dtype=torch.float64, device=_float64_home(key[0]))
             table = self._build(positions, key[0], dtype)
             self._tables[key] = table
         return table
@@ -888,7 +907,7 @@ class RotaryEmbedding(nn.Module):
         checked = check_device(device)
         dtype = check_dtype(dtype)
         self._reserve_rows(length, "length")
-        where = self.inv_freq.device if checked is None else checked
+        where = self._device if checked is None else checked
         if length > 0 and not self._grad_path():
             self._table(length, where, self._work_dtype_for(dtype))
 
@@ -900,7 +919,9 @@ class RotaryEmbedding(nn.Module):
     ) -> tuple[torch.Tensor, ...]:
         """Rows ``offset … offset+seq-1``: a slice of the table (host-known length)."""
         if self._grad_path() or offset + seq > self.max_rows:
-            span = torch.arange(offset, offset + seq, dtype=torch.float64, device=device)
+            span = torch.arange(
+                offset, offset + seq, dtype=torch.float64, device=_float64_home(device)
+            )
             return self._build(span, device, dtype)
         table = self._table(offset + seq, device, dtype)
         return tuple(t[offset : offset + seq] for t in table)
@@ -932,7 +953,9 @@ class RotaryEmbedding(nn.Module):
                 needed = 0  # beyond the size limit: computed directly, never refused
         positions = positions.to(device)
         if positions.is_floating_point() or needed == 0 or self._grad_path():
-            rows = self._build(positions.to(torch.float64), device, dtype)
+            # (On MPS, which has no float64, the positions go to the CPU: one blocking copy.)
+            home = _float64_home(device)
+            rows = self._build(positions.to(device=home, dtype=torch.float64), device, dtype)
             if positions.ndim == 1:
                 return rows
             return tuple(t.unflatten(0, (t.shape[0], *lead)) for t in rows)
@@ -980,7 +1003,7 @@ class RotaryEmbedding(nn.Module):
         check_size(("seq_len", seq_len), ("dim", self.dim), what="the (seq_len, dim) tables")
         checked = check_device(device)
         dtype = check_dtype(dtype)
-        where = self.inv_freq.device if checked is None else checked
+        where = self._device if checked is None else checked
         with torch.no_grad():
             rows = self._slice(0, seq_len, where, self._work_dtype_for(dtype))
         if self.convention == "complex":
@@ -998,14 +1021,19 @@ class RotaryEmbedding(nn.Module):
 
     def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]  # nn.Module's signature
         # .half()/.to(dtype) would round the spectrum: move it to the new device, keep float64,
-        # and drop the tables built for the old device or dtype.
-        freqs = self.inv_freq
-        module = super()._apply(fn, recurse)
-        device = self._buffers["inv_freq"].device
+        # and drop the tables built for the old device or dtype. fn never sees inv_freq (on MPS,
+        # which has no float64, moving it there would fail): a float32 probe tells the device.
+        freqs = self._buffers.pop("inv_freq")
+        try:
+            module = super()._apply(fn, recurse)
+        finally:
+            self._buffers["inv_freq"] = freqs
+        device = fn(torch.empty(0, device=freqs.device)).device
         if freqs.device.type == "meta" and device.type != "meta":
             # to_empty() out of the meta device: there are no values to move; rebuild them.
             freqs = self._rebuilt_freqs()
-        self._buffers["inv_freq"] = freqs.to(device=device)
+        self._device = device
+        self._buffers["inv_freq"] = freqs.to(device=_float64_home(device))
         self.reset_tables()
         return module
 

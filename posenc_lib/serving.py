@@ -48,6 +48,7 @@ __all__ = [
     "packed_document_ids",
     "packed_position_ids",
     "position_ids_from_mask",
+    "quantize_keys_absmax",
     "repeated_kshift",
     "rerotate_keys",
     "shift_cache",
@@ -484,6 +485,54 @@ def repeated_kshift(
     return torch.stack(out)
 
 
+_QUANT_GROUPS = ("channel", "token")
+
+
+def quantize_keys_absmax(
+    keys: torch.Tensor, *, group: str = "channel", bits: int = 8
+) -> torch.Tensor:
+    """Round cached keys to signed ``bits``-bit integers with an absmax scale, and back.
+
+    Symmetric absmax quantisation: each group's scale is its largest ``|value|`` divided by
+    ``2**(bits-1) - 1``, and every value is rounded to the nearest multiple of the scale (the
+    integers stay in ``[-(2**(bits-1) - 1), 2**(bits-1) - 1]``). ``group="channel"`` takes one
+    scale per feature over the ``seq`` tokens (KIVI and KVQuant quantise keys this way, because a
+    few key channels are much larger than the rest); ``group="token"`` one scale per key over its
+    ``dim`` features. The result is the dequantised tensor, what attention reads back.
+
+    Whether the keys are quantised before or after RoPE is the caller's choice: quantise the raw
+    keys and rotate the result (pre-RoPE), or rotate first (post-RoPE). A rotation mixes each
+    pair of channels by an angle that changes with the position, so a per-channel scale after
+    RoPE covers both channels of a pair (chapter 12 measures the difference).
+
+    Parameters
+    ----------
+    keys : torch.Tensor
+        Shape ``(..., seq, dim)``, float.
+    group : str
+        ``"channel"`` (one scale per feature, over the tokens) or ``"token"`` (one scale per key).
+    bits : int
+        Bits of the signed integer, 2 to 16 (default 8: int8).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(..., seq, dim)``, the dtype of ``keys`` (computed in at least float32): the
+        dequantised keys. A group of zeros stays zero.
+    """
+    keys = check_float_tensor(keys, "keys", min_ndim=2)
+    group = check_choice(group, "group", _QUANT_GROUPS)
+    bits = check_int(bits, "bits", minimum=2, what="an integer from 2 to 16")
+    if bits > 16:
+        raise ValueError(f"bits must be an integer from 2 to 16, got {bits}")
+    top = 2 ** (bits - 1) - 1
+    axis = -2 if group == "channel" else -1
+    work = keys.to(torch.promote_types(keys.dtype, torch.float32))  # bf16/f16: float32 inside
+    scale = work.abs().amax(dim=axis, keepdim=True) / top
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+    return (torch.round(work / safe).clamp(-top, top) * scale).to(keys.dtype)
+
+
 def _parents(parents: object) -> list[int]:
     if isinstance(parents, torch.Tensor):
         if parents.ndim != 1 or parents.dtype.is_floating_point or parents.dtype == torch.bool:
@@ -591,7 +640,8 @@ def zigzag_shard_indices(seq_len: int, n_ranks: int) -> list[torch.Tensor]:
     Parameters
     ----------
     seq_len : int
-        Tokens in the row, a positive multiple of ``2 · n_ranks``.
+        Tokens in the row, a positive multiple of ``2 · n_ranks`` (pad the row to the next
+        multiple first; the error message names it).
     n_ranks : int
         Number of context-parallel ranks (>= 1).
 
@@ -604,8 +654,10 @@ def zigzag_shard_indices(seq_len: int, n_ranks: int) -> list[torch.Tensor]:
     seq_len = check_int(seq_len, "seq_len", minimum=1)
     n_ranks = check_int(n_ranks, "n_ranks", minimum=1)
     if seq_len % (2 * n_ranks):
+        padded = -(-seq_len // (2 * n_ranks)) * 2 * n_ranks
         raise ValueError(
-            f"seq_len must be a multiple of 2 * n_ranks = {2 * n_ranks}, got {seq_len}"
+            f"seq_len must be a multiple of 2 * n_ranks = {2 * n_ranks}, got {seq_len}; "
+            f"pad the row to {padded} tokens (the next multiple), as ring-attention code does"
         )
     chunks = torch.arange(seq_len).view(2 * n_ranks, -1)
     return [torch.cat((chunks[r], chunks[2 * n_ranks - 1 - r])) for r in range(n_ranks)]
@@ -898,6 +950,10 @@ def audit_positions(
       no input shows);
     - ``longrope-switch-with-cache``: a step that crosses LongRoPE's original length with keys
       cached below it (transformers' Phi-3 ``generate`` re-prefills; a loop of your own does not).
+      A step whose cache already lies past the switch (``cache_length`` >
+      ``original_max_position``) is not flagged: the audit assumes the caller re-prefilled at
+      the switch, which it cannot check, so an empty result there does not mean that a cache
+      built below the switch is fine.
 
     ``encoding`` narrows the position codes to what the model's encoding can notice (measured in
     chapter 12): ``"absolute"`` (learned or sinusoidal table: every padded row without ids is
@@ -932,7 +988,9 @@ def audit_positions(
         Shape ``(batch, seq)`` or ``(batch, cache_length + seq)``, 0/1 (the 2-D mask, covering the
         cache as transformers expects when decoding), or 4-D ``(batch, 1, seq, k_len)``.
     position_ids : torch.Tensor, optional
-        Shape ``(batch, seq)`` or ``(1, seq)``, integer: the ids passed to ``forward``.
+        Shape ``(batch, seq)``, ``(1, seq)`` or ``(seq,)``, integer: the ids passed to
+        ``forward``. A 1-D ``(seq,)`` tensor, such as ``torch.arange(seq)``, is read as
+        ``(1, seq)`` and broadcast to every row, as transformers broadcasts it.
     cache_length : int
         Tokens already in the KV cache (>= 0).
     use_cache : bool
@@ -1022,6 +1080,8 @@ def audit_positions(
         if bool((full_mask.sum(-1) == 0).any()):
             raise ValueError("attention_mask has a row with no real token")
     if position_ids is not None:
+        if isinstance(position_ids, torch.Tensor) and position_ids.ndim == 1:
+            position_ids = position_ids[None]  # (seq,) -> (1, seq), as transformers broadcasts
         position_ids = _int_matrix(position_ids, "position_ids")
         if position_ids.shape[0] not in (1, batch) or position_ids.shape[1] != seq:
             raise ValueError(

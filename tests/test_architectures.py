@@ -1824,3 +1824,80 @@ def test_hunyuan_alpha_is_a_fixed_base() -> None:
         assert all(math.isclose(e.base, expected, rel_tol=1e-4) for e in plan)
         theta = expected ** (-torch.arange(0, 128, 2, dtype=torch.float64) / 128)
         assert torch.allclose(plan[0].inv_freq, theta, rtol=1e-5)
+
+
+# --- the book's model-table cells (posenc_lib.architectures._table), chapter 10 ------------------
+
+from posenc_lib.architectures import _table  # noqa: E402
+from posenc_lib.architectures._rotary import has_rotary_module  # noqa: E402
+
+
+def test_table_cells_on_released_configs() -> None:
+    """Gemma 3 12B's plan reads "LLLLLG ×8" with per-kind cells; Phi-3.5's window never binds;
+    Kimi K2's YaRN shows its β 1/1 and DeepSeek-V3's (32/1) does not; gpt-oss's temperature is
+    cos/sin × a with a² on the logit (mutations: a window counted regardless of the limit, the
+    usual β printed, a² replaced by a)."""
+    gemma = position_plan(published_config("Gemma 3 12B"))
+    limit = gemma.config["max_position_embeddings"]
+    assert _table.layer_pattern(gemma, limit) == "LLLLLG ×8"
+    cells = _table.per_kind_cells(gemma, {"window": _table.window_cell}, limit)
+    assert cells == ["L: window 1 024 · G: —"]
+    same = _table.per_kind_cells(gemma, {"dim": lambda e, _: str(e.head_dim)}, limit)
+    assert same == ["256"]
+    phi = position_plan(published_config("Phi-3.5-mini"))
+    phi_limit = phi.config["max_position_embeddings"]
+    assert phi[0].window is not None and phi[0].window >= phi_limit
+    assert not _table.window_binds(phi[0], phi_limit) and _table.window_binds(phi[0])
+    assert _table.layer_letter(phi[0], phi_limit) == "G" and _table.layer_letter(phi[0]) == "L"
+    assert _table.window_cell(phi[0], phi_limit).endswith("never binds")
+    kimi = position_plan(published_config("Kimi K2"))[0]
+    assert _table.scaling_cell(kimi) == "yarn ×32, β 1/1"
+    assert _table.scaling_cell(position_plan(PRESET_CONFIGS["DeepSeek-V3"])[0]) == "yarn ×40"
+    oss = position_plan(published_config("gpt-oss-20b"))[0]
+    a = 0.1 * math.log(32) + 1
+    assert _table.temperature_cell(oss) == f"cos/sin × {a:.3f}"
+    assert _table.logit_gain(oss) == f"{a * a:.3f}"
+    scout = position_plan(PRESET_CONFIGS["Llama 4 Scout (RoPE layers)"])
+    nope = next(e for e in scout if e.kind == "nope")
+    assert _table.layer_letter(nope) == "N" and _table.logit_gain(nope).startswith("(1 + 0.1·ln")
+    assert _table.layer_pattern(scout, scout.config["max_position_embeddings"]) == "LLLN ×12"
+
+
+def test_table_pattern_remainder_and_bad_input() -> None:
+    """A pattern that does not divide the layer count keeps its remainder; bad input is refused
+    by name."""
+    plan = position_plan({"model_type": "gemma2", "num_hidden_layers": 5, "hidden_size": 64,
+                          "num_attention_heads": 4, "head_dim": 16, "sliding_window": 8})
+    assert _table.layer_pattern(plan) == "LG ×2 + L"
+    with pytest.raises(ValueError, match="plan"):
+        _table.layer_pattern([])
+    with pytest.raises(TypeError, match="plan"):
+        _table.layer_pattern("LLG")
+    with pytest.raises(TypeError, match="entry"):
+        _table.window_cell(None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_length"):
+        _table.window_binds(plan[0], 0)
+    with pytest.raises(TypeError, match="columns"):
+        _table.per_kind_cells(plan, {"x": "not callable"})  # type: ignore[dict-item]
+
+
+def test_rotary_detector_finds_sub_models_and_lm_heads() -> None:
+    """mllama_text_model has no MODEL_MAPPING_NAMES entry, yet its modelling file assigns
+    MllamaRotaryEmbedding: the detector finds it through the config's package (mutation: the
+    mapping lookup alone returns False). Mistral 4 has no auto-mapped LM class but defines
+    Mistral4ForCausalLM: the census counts it, unverified (its tiny model does not build)."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_MAPPING_NAMES,
+    )
+
+    assert "mllama_text_model" not in MODEL_MAPPING_NAMES
+    assert has_rotary_module("mllama_text_model")
+    assert not has_rotary_module("nemotron_h")
+    with pytest.raises(TypeError, match="model_type"):
+        has_rotary_module(3)  # type: ignore[arg-type]
+    assert "mistral4" not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    assert hf_check._has_lm_head_class("mistral4")
+    assert not hf_check._has_lm_head_class("qwen3_vl_vision")  # a vision tower: no LM head
+    assert "mistral4" in CENSUS and "mistral4" in hf_check.UNVERIFIED_TYPES
+    assert "qwen3_vl_vision" not in CENSUS and "mllama_text_model" not in CENSUS

@@ -30,12 +30,14 @@ from posenc_lib.properties import (
     min_pairwise_distance,
     nearest_row_distances,
     neighbour_distances,
+    octave_rise,
     offset_distances,
     offset_head_accuracy,
     offset_head_logits,
     offset_readout_accuracy,
     position_term_along_offset,
     same_offset_gaps,
+    score_spread,
     scorecard,
 )
 from posenc_lib.schemes import (
@@ -324,7 +326,9 @@ def test_scorecard_measures_every_offset_by_default() -> None:
     # A table translation invariant at offset 5 (rows m and m + 5 share a permutation) but not at
     # offset 1 passes the one-offset column and fails the all-offset one.
     at_5 = scorecard(_mod5_shuffled, seq_len=300, offset=5, long_len=10**5)
-    assert all(at_5["passes"].values()) and at_5["dot_product_spread"] < 1e-12
+    # (It fails the octave-rise column, which the one-offset test does not touch.)
+    assert [k for k, ok in at_5["passes"].items() if not ok] == ["octave_rise"]
+    assert at_5["dot_product_spread"] < 1e-12
     every = scorecard(_mod5_shuffled, seq_len=300, long_len=10**5)
     assert not every["passes"]["dot_product_spread"]
     assert every["dot_product_spread"] == pytest.approx(
@@ -340,6 +344,80 @@ def test_scorecard_measures_every_offset_by_default() -> None:
         scorecard(sinusoidal_table, seq_len=10, offset="every")
     with pytest.raises(TypeError, match="offset"):
         scorecard(sinusoidal_table, seq_len=10, offset=2.5)
+
+
+
+def _pairs(n: int, theta: torch.Tensor) -> torch.Tensor:
+    """(sin mθ_i, cos mθ_i) pairs for m < n: shape (n, 2·len(θ)), float64."""
+    angles = torch.arange(n, dtype=F64)[:, None] * theta
+    return torch.stack([angles.sin(), angles.cos()], -1).flatten(-2)
+
+
+def test_octave_rise_is_the_largest_climb_of_the_octave_means() -> None:
+    # For sine–cosine pairs g(r) = mean_i cos(rθ_i) exactly; the octaves that fit in r < 500.
+    theta = torch.tensor([1.0, 0.3, 0.05, 2 * math.pi / 48], dtype=F64)
+    g = torch.cos(torch.arange(500, dtype=F64)[:, None] * theta).mean(-1)
+    means = torch.stack([g[2**k : 2 ** (k + 1)].mean() for k in range(8)])  # 2⁸ ≤ 500 < 2⁹
+    got = octave_rise(_pairs(1000, theta))
+    assert got == pytest.approx(float((means[1:] - means[:-1]).max()), abs=1e-12)
+    # A rising tail fails the mark: one pair of wavelength 48 sits near −1 over 16 ≤ r < 32 and
+    # swings back over 32 ≤ r < 64 (the mutation: a mark that ignored rises would pass it).
+    one = octave_rise(_pairs(1000, torch.tensor([2 * math.pi / 48], dtype=F64)))
+    assert one > 0.5 > SCORECARD_CRITERIA["octave_rise"]
+    # The geometric ladder at d = 16 rises a little (0.025), at d = 512 never; scale-free.
+    geo = octave_rise(sinusoidal_table(1000, 16, dtype=F64))
+    assert 0 < geo < SCORECARD_CRITERIA["octave_rise"]
+    assert octave_rise(sinusoidal_table(1000, 512, dtype=F64)) < 0
+    assert octave_rise(7.0 * sinusoidal_table(1000, 16, dtype=F64)) == pytest.approx(geo, rel=1e-12)
+    # The integer code: PE(m)·PE(m + r) = d·m(m + r) grows with r, so its means climb.
+    assert octave_rise(integer_encoding(1000, 4, dtype=F64)) > 0.2
+    with pytest.raises(ValueError, match="at least 8 rows"):
+        octave_rise(torch.ones(7, 2, dtype=F64))
+    with pytest.raises(ValueError, match="must not all be zero"):
+        octave_rise(torch.cat([torch.zeros(5, 2), torch.ones(5, 2)]).to(F64))
+    with pytest.raises(TypeError, match="table"):
+        octave_rise([[1.0]] * 10)
+
+
+def test_score_spread_is_zero_when_the_rotation_follows_the_projections() -> None:
+    gen = torch.Generator().manual_seed(0)
+    table = sinusoidal_table(200, 8, dtype=F64)
+    w_q, w_k = (torch.randn(8, 8, generator=gen, dtype=F64) for _ in range(2))
+    x = torch.randn(8, generator=gen, dtype=F64)
+    # keys = queries: the Gram matrix, so the number is diagonal_spread's.
+    assert score_spread(table, table) == pytest.approx(diagonal_spread(table), abs=1e-15)
+    ints = integer_encoding(30, 3, dtype=F64)
+    assert score_spread(ints, ints) == pytest.approx(diagonal_spread(ints), rel=1e-12)
+    # Rotate after projecting: q_m = Φ(m) W_q x, k_n = Φ(n) W_k x, scores x W_qᵀ Φ(n − m) W_k x.
+    phis = torch.stack([sinusoidal_shift_matrix(m, 8) for m in range(200)])  # (200, 8, 8)
+    assert score_spread(phis @ (w_q @ x), phis @ (w_k @ x)) < 1e-12
+    # The mutation: project after adding, W_q(x + PE(m)), W_k(x + PE(n)).
+    assert score_spread((x + table) @ w_q.T, (x + table) @ w_k.T) > 0.1
+    with pytest.raises(ValueError, match="same shape"):
+        score_spread(table, table[:, :4])
+    with pytest.raises(ValueError, match="must not be zero"):
+        score_spread(torch.zeros(3, 2, dtype=F64), torch.ones(3, 2, dtype=F64))
+    with pytest.raises(TypeError, match="keys"):
+        score_spread(table, "keys")
+
+
+def test_scorecard_length_dependence_is_relative() -> None:
+    # m/(L − 1) against m/(L' − 1) at d = 2: a change of 1 − 99/999, over the largest norm √2.
+    got = length_dependence(normalized_encoding, 1000, 2, short_len=100, relative=True)
+    assert got == pytest.approx((1 - 99 / 999) / math.sqrt(2), rel=1e-9)
+    # Scaled down by 10⁻¹³ the normalised code still fails the relative column (an absolute
+    # one, the mutation, would pass it at 10⁻¹²).
+    tiny = scorecard(lambda n, d, **kw: 1e-13 * normalized_encoding(n, d, **kw), seq_len=300,
+                     long_len=10**5)
+    full = scorecard(normalized_encoding, seq_len=300, long_len=10**5)
+    assert tiny["length_dependence"] == pytest.approx(full["length_dependence"], rel=1e-9)
+    assert not tiny["passes"]["length_dependence"]
+    assert length_dependence(lambda n, d: 1e-13 * normalized_encoding(n, d, dtype=F64), 300, 16
+                             ) < SCORECARD_CRITERIA["length_dependence"]
+    with pytest.raises(TypeError, match="relative"):
+        length_dependence(integer_encoding, 10, 2, relative=1)
+    with pytest.raises(ValueError, match="all zeros"):
+        length_dependence(lambda n, d: torch.zeros(n, d), 10, 2, relative=True)
 
 
 def test_offset_readout_reads_sin_cos_pairs_everywhere_and_sines_only_badly() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import LlamaConfig
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
@@ -284,3 +285,60 @@ def test_half_precision_positions_are_refused(dtype: torch.dtype) -> None:
         apply_rope_half(Q, positions)
     with pytest.raises(TypeError, match="half-precision positions"):
         apply_rope_partial(Q, 8, positions)
+
+
+class _Float64On(TorchDispatchMode):
+    """Records every operator that returns a float64 tensor on a device of the given type."""
+
+    def __init__(self, device_type: str) -> None:
+        super().__init__()
+        self.device_type = device_type
+        self.seen: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        out = func(*args, **(kwargs or {}))
+        for t in torch.utils._pytree.tree_leaves(out):
+            if (isinstance(t, torch.Tensor) and t.dtype == torch.float64
+                    and t.device.type == self.device_type):
+                self.seen.append(str(func))
+        return out
+
+
+def _device_paths(layer: RotaryEmbedding) -> None:
+    """Build, cast, reserve and run the module on the meta device (paths with no copy back)."""
+    layer.to("meta").half().float()
+    layer.reserve(32, "meta")
+    layer.cos_sin(8, "meta")
+    paths = _paths(layer, "meta")
+    names = ["offset=100", "offset=tensor(100)"]
+    if layer.reserved:  # integer positions index the reserved table; unreserved ones (and float
+        names += ["positions (seq,) int", "positions (batch, seq) int"]  # ones) go to the CPU
+    for name in names:
+        q_rot, _ = paths[name]()
+        assert q_rot.device.type == "meta" and q_rot.dtype == Q.dtype, name
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_no_float64_tensor_is_made_on_a_device_without_float64(
+    convention: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # There is no MPS device here. The meta device stands in for it: declared a device without
+    # float64, every float64 value must stay on the CPU and only rounded tables may move to it.
+    # Unpatched, the same calls do make float64 tensors on the meta device: the recorder works.
+    unpatched = _Float64On("meta")
+    with unpatched:
+        _device_paths(RotaryEmbedding(16, convention=convention))
+    assert unpatched.seen
+    monkeypatch.setattr(rope_module, "_NO_FLOAT64", frozenset({"mps", "meta"}))
+    for reserved in (0, 256):
+        layer = RotaryEmbedding(16, convention=convention, max_positions=reserved)
+        recorder = _Float64On("meta")
+        with recorder:
+            _device_paths(layer)
+        assert recorder.seen == [], (reserved, recorder.seen)
+        assert layer.inv_freq.dtype == torch.float64 and layer.inv_freq.device.type == "cpu"
+        assert layer.capacity("meta") >= 32  # the tables live on the "device"
+        layer.to("cpu")  # back on a device with float64: inv_freq follows, still exact
+        assert torch.equal(layer.inv_freq, rope_module.rope_inv_freq(16))
+        fresh = RotaryEmbedding(16, convention=convention)
+        assert torch.equal(layer(Q, Q, offset=5)[0], fresh(Q, Q, offset=5)[0])

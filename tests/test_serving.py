@@ -18,6 +18,7 @@ from posenc_lib.serving import (
     packed_document_ids,
     packed_position_ids,
     position_ids_from_mask,
+    quantize_keys_absmax,
     rerotate_keys,
     shift_cache,
     sink_softmax,
@@ -621,6 +622,33 @@ def test_audit_rejects_malformed_input(kwargs: dict, exc: type, match: str) -> N
         audit_positions(**args)
 
 
+def test_audit_broadcasts_1d_position_ids_like_transformers() -> None:
+    """A (seq,) position_ids is read as (1, seq) and broadcast to every row: column ids on a
+    left-padded batch are flagged as the (1, seq) form is, counted ids on one row pass, and a
+    1-D tensor of the wrong length is still refused."""
+    ids = torch.tensor([[5, 6, 7, 8], [0, 0, 11, 12]])
+    mask = torch.tensor([[1, 1, 1, 1], [0, 0, 1, 1]])
+    columns = torch.arange(4)
+    one_d = audit_positions(ids, mask, columns, encoding="absolute")
+    two_d = audit_positions(ids, mask, columns[None], encoding="absolute")
+    assert _codes(one_d) == _codes(two_d) == {"ids-disagree-with-mask"}
+    assert [issue.rows for issue in one_d] == [issue.rows for issue in two_d] == [(1,)]
+    assert audit_positions(ids[:1], mask[:1], columns, encoding="absolute") == []
+    with pytest.raises(ValueError, match=r"position_ids must have shape \(2, 4\)"):
+        audit_positions(ids, mask, torch.arange(3))
+
+
+def test_audit_longrope_flags_only_the_step_that_crosses_the_switch() -> None:
+    """The docstring's note: a cache at or below the original length, stepped past it, is
+    flagged; a cache already past it is assumed re-prefilled and passes."""
+    step = torch.tensor([[3]])
+    kwargs = dict(rope_type="longrope", original_max_position=8)
+    assert _codes(audit_positions(step, cache_length=8, **kwargs)) == {
+        "longrope-switch-with-cache"}
+    assert _codes(audit_positions(step, cache_length=7, **kwargs)) == set()
+    assert audit_positions(step, cache_length=9, **kwargs) == []
+
+
 def test_audit_encoding_flags_what_each_encoding_notices() -> None:
     """Chapter 12's measurements: GPT-2 (absolute) breaks on a left-padded forward without ids,
     Llama (RoPE) does not; the next step after right padding breaks RoPE; BLOOM (ALiBi) numbers
@@ -910,5 +938,59 @@ def test_zigzag_shards_reject_bad_sizes() -> None:
     assert [s.tolist() for s in zigzag_shard_indices(8, 2)] == [[0, 1, 6, 7], [2, 3, 4, 5]]
     with pytest.raises(ValueError, match="seq_len"):
         zigzag_shard_indices(10, 2)
+    with pytest.raises(ValueError, match="pad the row to 12 tokens"):
+        zigzag_shard_indices(10, 2)
+    with pytest.raises(ValueError, match="pad the row to 12 tokens"):
+        zigzag_shard_indices(7, 3)
     with pytest.raises(ValueError, match="n_ranks"):
         zigzag_shard_indices(8, 0)
+
+
+def test_quantize_keys_absmax_rounds_to_the_grid_of_each_group() -> None:
+    """Each value moves by at most half its group's step (absmax / 127 for int8), lands on the
+    grid, the group's largest value is exact, and a zero group stays zero."""
+    g = torch.Generator().manual_seed(3)
+    keys = torch.randn(2, 50, 16, dtype=torch.float64, generator=g)
+    keys[0, :, 5] = 0.0
+    for group, axis in (("channel", -2), ("token", -1)):
+        out = quantize_keys_absmax(keys, group=group)
+        step = keys.abs().amax(dim=axis, keepdim=True) / 127
+        assert out.shape == keys.shape and out.dtype == keys.dtype
+        assert bool(((out - keys).abs() <= step / 2 + 1e-12).all())
+        on_grid = out / torch.where(step > 0, step, torch.ones_like(step))
+        assert torch.allclose(on_grid, on_grid.round(), atol=1e-9)
+        assert torch.allclose(out.abs().amax(dim=axis), keys.abs().amax(dim=axis))
+    assert bool((quantize_keys_absmax(keys)[0, :, 5] == 0).all())
+    # per-channel scales differ from per-token ones, and fewer bits give a coarser grid
+    assert not torch.equal(quantize_keys_absmax(keys, group="channel"),
+                           quantize_keys_absmax(keys, group="token"))
+    err8 = (quantize_keys_absmax(keys) - keys).abs().max()
+    err4 = (quantize_keys_absmax(keys, bits=4) - keys).abs().max()
+    assert err4 > 5 * err8
+    assert quantize_keys_absmax(keys.to(torch.bfloat16)).dtype == torch.bfloat16
+
+
+def test_quantize_keys_absmax_per_channel_suits_outlier_channels() -> None:
+    """KIVI's and KVQuant's reason for per-channel keys: with a few large channels, one scale per
+    token wastes its grid on them; one scale per channel does not (error several times smaller)."""
+    g = torch.Generator().manual_seed(4)
+    keys = torch.randn(256, 64, dtype=torch.float64, generator=g)
+    keys[:, :4] *= 20.0
+    err = {group: (quantize_keys_absmax(keys, group=group) - keys)[:, 4:].norm()
+           for group in ("channel", "token")}
+    assert err["token"] > 5 * err["channel"]
+
+
+@pytest.mark.parametrize(("kwargs", "exc", "match"), [
+    (dict(keys=torch.ones(4, 8, dtype=torch.long)), TypeError, "keys must have a floating"),
+    (dict(keys=torch.ones(8)), ValueError, "keys must have shape"),
+    (dict(group="head"), ValueError, "group must be one of"),
+    (dict(bits=1), ValueError, "bits"),
+    (dict(bits=17), ValueError, "bits must be an integer from 2 to 16"),
+    (dict(bits=8.0), TypeError, "bits"),
+])
+def test_quantize_keys_absmax_rejects_bad_input(kwargs: dict, exc: type, match: str) -> None:
+    args = dict(keys=torch.ones(4, 8))
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        quantize_keys_absmax(**args)

@@ -17,7 +17,18 @@ random model of it, except the types it refuses and those in ``hf_check.UNVERIFI
 from ._families import SUPPORTED_MODEL_TYPES, Plan, position_plan
 from ._plan import KINDS, LayerPosition, QueryScale, proportional_inv_freq
 from ._resolve import check_config_dict, load_config
-from ._table import collapse_ranges, format_plan
+from ._table import (
+    collapse_ranges,
+    format_plan,
+    layer_letter,
+    layer_pattern,
+    logit_gain,
+    per_kind_cells,
+    scaling_cell,
+    temperature_cell,
+    window_binds,
+    window_cell,
+)
 from ._temperature import (
     TEMPERATURE_FORMS,
     entropy_invariant_scale,
@@ -36,9 +47,17 @@ __all__ = [
     "collapse_ranges",
     "entropy_invariant_scale",
     "format_plan",
+    "layer_letter",
+    "layer_pattern",
     "load_config",
+    "logit_gain",
     "logit_multiplier",
+    "per_kind_cells",
     "position_plan",
     "proportional_inv_freq",
+    "scaling_cell",
     "softmax_entropy",
+    "temperature_cell",
+    "window_binds",
+    "window_cell",
 ]

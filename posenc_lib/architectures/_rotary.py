@@ -54,25 +54,69 @@ _ROTARY_ASSIGN = re.compile(r"rotary_emb\w*\s*=\s*(\w+RotaryEmbedding)\(")
 
 
 @functools.cache
-def has_rotary_module(model_type: str) -> bool:
-    """Whether the base model's modelling file assigns a ``…RotaryEmbedding`` to ``rotary_emb``.
+def _modeling_path(model_type: str) -> str | None:
+    """The file of ``model_type``'s modelling module, found without importing it, or None.
 
-    Read from the file's text without importing it (the census asks this of every type);
-    falls back to importing the module when the file cannot be found.
+    Through the base model's class in ``MODEL_MAPPING_NAMES`` (None when transformers does not
+    define that class); a type with no entry there (a sub-model such as ``mllama_text_model``)
+    through its config class's package instead (``…/mllama/configuration_mllama.py`` →
+    ``…/mllama/modeling_mllama.py``).
+
+    Parameters
+    ----------
+    model_type : str
+        A transformers ``model_type``.
+
+    Returns
+    -------
+    str or None
+        The path of the ``modeling_….py`` file.
     """
     import importlib.util
 
     try:
+        from transformers import CONFIG_MAPPING
         from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
         transformers = importlib.import_module("transformers")
         name = MODEL_MAPPING_NAMES.get(model_type)
         name = name[0] if isinstance(name, (tuple, list)) else name
-        where = getattr(transformers, "_class_to_module", {}).get(str(name))
-        spec = importlib.util.find_spec(f"transformers.{where}") if where else None
-        path = spec.origin if spec is not None else None
+        if name:  # a base model class named in the list (and None if transformers lacks it)
+            where = getattr(transformers, "_class_to_module", {}).get(str(name))
+            spec = importlib.util.find_spec(f"transformers.{where}") if where else None
+        elif model_type in CONFIG_MAPPING:
+            package, _, module = CONFIG_MAPPING[model_type].__module__.rpartition(".")
+            if not module.startswith("configuration_"):
+                return None
+            spec = importlib.util.find_spec(
+                f"{package}.modeling_{module.removeprefix('configuration_')}")
+        else:
+            return None
     except Exception:
-        path = None
+        return None
+    return spec.origin if spec is not None else None
+
+
+def has_rotary_module(model_type: str) -> bool:
+    """Whether the base model's modelling file assigns a ``…RotaryEmbedding`` to ``rotary_emb``.
+
+    Read from the file's text without importing it (the census asks this of every type); the
+    file is found through ``MODEL_MAPPING_NAMES``, or for a type with no entry there through its
+    config class's package (:func:`_modeling_path`). Falls back to importing the module when no
+    file is found. Vision and audio rotary classes do not count.
+
+    Parameters
+    ----------
+    model_type : str
+        A transformers ``model_type`` (``"llama"``, ``"mllama_text_model"``).
+
+    Returns
+    -------
+    bool
+    """
+    if not isinstance(model_type, str):
+        raise TypeError(f"model_type must be a str, got {type(model_type).__name__}")
+    path = _modeling_path(model_type)
     if path is None:
         return _rotary_class(model_type) is not None
     with open(path, encoding="utf-8") as handle:

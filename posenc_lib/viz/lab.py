@@ -11,7 +11,9 @@
 * :func:`learned_table_figure`: the learned absolute table — cosine similarity of its rows, and
   how far training moved each row from its initialisation, which shows where training stopped;
 * :func:`nope_counter_figure`: the hand-built NoPE layer's ``1/m`` and the positions it
-  recovers, with and without the causal mask.
+  recovers, with and without the causal mask;
+* :func:`readout_figure`: the trained NoPE model's position readout beside the hand-built map
+  and the true position.
 
 The builders take the dictionaries of :mod:`posenc_lib.lab.results`; they compute nothing that
 the lab does not own.
@@ -39,6 +41,7 @@ __all__ = [
     "learning_curves",
     "nope_counter_figure",
     "position_curves",
+    "readout_figure",
     "rope_methods_curves",
     "yarn_ramp_figure",
 ]
@@ -548,3 +551,55 @@ def nope_counter_figure(seq_len: int = 48, max_position: int = 32) -> go.Figure:
     fig.update_yaxes(title={"text": "recovered position"}, row=1, col=2)
     return _style(fig, "A NoPE layer reads absolute position off the causal mask", height=420)
 
+
+
+def readout_figure(positions: np.ndarray, trained: np.ndarray, hand_built: np.ndarray, *,
+                   train_length: int) -> go.Figure:
+    """The trained NoPE model's position readout beside the hand-built map and the identity.
+
+    Parameters
+    ----------
+    positions : np.ndarray, shape (n,)
+        The positions read (1-based, increasing), e.g. ``1 … 4L``.
+    trained : np.ndarray, shape (n,)
+        What a linear probe fitted inside the training range reads at each of ``positions``
+        (:func:`posenc_lib.lab.probe.probe_readout`, indexed by position).
+    hand_built : np.ndarray, shape (n,)
+        What the hand-built inverse map of :mod:`posenc_lib.lab.nope` reads at the same positions
+        (:func:`posenc_lib.lab.nope.recover_positions`, built for ``train_length`` knots).
+    train_length : int
+        The training length ``L``, drawn as a dotted vertical line.
+
+    Returns
+    -------
+    go.Figure
+        Three line traces, in order: trained readout, hand-built map, the true position.
+    """
+    x = np.asarray(positions, dtype=float)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError(f"positions must be a 1-D array of at least 2 values, got shape {x.shape}")
+    series = {}
+    for name, values in (("trained", trained), ("hand_built", hand_built)):
+        y = np.asarray(values, dtype=float)
+        if y.shape != x.shape:
+            raise ValueError(f"{name} must have the shape of positions {x.shape}, got {y.shape}")
+        if not np.isfinite(y).all():
+            raise ValueError(f"{name} must be finite")
+        series[name] = y
+    train_length = _int(train_length, "train_length", 1)
+    fig = go.Figure()
+    for (name, y), colour in zip(
+            (("trained NoPE model, linear probe (fit on 0 … L)", series["trained"]),
+             (f"hand-built map, {train_length} knots", series["hand_built"])),
+            (COLORWAY[0], COLORWAY[1]), strict=True):
+        fig.add_trace(go.Scatter(
+            x=x.tolist(), y=y.round(3).tolist(), mode="lines", name=name,
+            line={"color": colour, "width": 2},
+            hovertemplate=f"{name}<br>position %{{x:.0f}} reads %{{y:.2f}}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=x.tolist(), y=x.tolist(), mode="lines", name="the true position",
+                             line={"color": MUTED, "dash": "dot"}, hoverinfo="skip"))
+    fig.add_vline(x=train_length, line={"color": MUTED, "width": 1, "dash": "dot"})
+    fig.update_xaxes(title={"text": "position m"})
+    fig.update_yaxes(title={"text": "position read back"})
+    return _style(fig, "The trained position code saturates beyond L, as the hand-built map does",
+                  height=420)

@@ -1,4 +1,4 @@
-"""Chapter 8's figures: LLaMA 2 Long's all-ones score curve, ABF-versus-PI granularity, spirals.
+"""Chapter 8's figures: trained vs new arcs, LLaMA 2 Long's all-ones curve, granularity, spirals.
 
 Every number comes from :mod:`posenc_lib.long_context` and :mod:`posenc_lib.rope`.
 """
@@ -20,8 +20,11 @@ from ._style import COLORWAY, MUTED, _slider, _style, _with
 
 __all__ = [
     "ABF_BASE_GRID",
+    "ARC_METHODS",
     "GRANULARITY_DIMS",
     "all_ones_figure",
+    "arc_ends",
+    "arc_figure",
     "base_bound_figure",
     "granularity_figure",
     "interpolation_ramps",
@@ -469,3 +472,129 @@ def base_bound_figure(
     fig.update_yaxes(title_text="RoPE base b (log₁₀)")
     return _style(fig, "B(r) ≥ 0 for every r ≤ L: blue passes, red fails (d = 128)",
                   height=460)
+
+
+# --- the arc of angles each pair saw in training, against the arc it must handle at sL ---------
+
+ARC_METHODS: tuple[str, ...] = ("RoPE, unchanged", "PI", "NTK-aware", "YaRN", "Llama 3.1")
+
+
+def _arc_pairs(pairs: Any, dim: int) -> list[int]:
+    if pairs is None:
+        return [0, dim // 4, 3 * dim // 8, dim // 2 - 1]
+    if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+        raise TypeError(f"pairs must be a sequence of pair indices, got {pairs!r}")
+    out = [_int(p, "pairs", 0, dim // 2 - 1) for p in pairs]
+    if not 1 <= len(out) <= 6:
+        raise ValueError(f"pairs must hold 1 … 6 pair indices, got {len(out)}")
+    return out
+
+
+def arc_ends(
+    dim: int = 128, base: float = 10000.0, factor: float = 4.0, train_len: int = 4096,
+    pairs: Any = None,
+) -> dict[str, np.ndarray]:
+    """Where each pair's arc of angles ends: ``L·θ_i`` in training, ``s·L·θ'_i`` per method.
+
+    Positions ``m ∈ [0, L)`` turn pair ``i`` through the arc ``[0, L·θ_i)``; reading
+    ``m ∈ [0, sL)`` with a method's spectrum ``θ'`` turns it through ``[0, sL·θ'_i)``. Where the
+    second end passes the first and the first is below ``2π``, the pair meets angles it never saw.
+
+    Parameters
+    ----------
+    dim, base : int, float
+        RoPE's dimension (even, 8 … 512) and base.
+    factor : float
+        Scale factor ``s`` (1.5 … 64).
+    train_len : int
+        Training context ``L`` (16 … 2**22).
+    pairs : sequence of int, optional
+        1 … 6 pair indices; default ``(0, d/4, 3d/8, d/2 − 1)``.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``"pairs"`` (shape ``(n,)``, int), ``"trained"`` and one entry per name in
+        :data:`ARC_METHODS` (shape ``(n,)``, radians, not reduced mod ``2π``).
+    """
+    from .. import scaling  # local: the figure module stays light to import
+
+    dim = _even(dim, "dim", 8, 512)
+    base = _base(base)
+    factor = _real(factor, "factor", 1.5, 64.0)
+    train_len = _int(train_len, "train_len", 16, 2**22)
+    idx = _arc_pairs(pairs, dim)
+    theta = rope.rope_inv_freq(dim, base)
+    spectra = {
+        "RoPE, unchanged": theta,
+        "PI": scaling.pi_inv_freq(dim, base, factor),
+        "NTK-aware": scaling.ntk_inv_freq(dim, base, factor),
+        "YaRN": scaling.yarn_inv_freq(dim, base, factor, train_len)[0],
+        "Llama 3.1": scaling.llama3_inv_freq(dim, base, factor, train_len),
+    }
+    out: dict[str, np.ndarray] = {"pairs": np.asarray(idx, dtype=np.int64),
+                                  "trained": _np(train_len * theta[idx])}
+    for name, inv in spectra.items():
+        out[name] = _np(factor * train_len * inv[idx])
+    return out
+
+
+def _arc(end: float, radius: float, points: int = 121) -> tuple[list[float], list[float]]:
+    angle = np.linspace(0.0, min(end, 2 * math.pi), points)
+    return [radius] * points, np.round(angle, 6).tolist()
+
+
+def arc_figure(
+    dim: int = 128, base: float = 10000.0, factor: float = 4.0, train_len: int = 4096,
+    pairs: Any = None,
+) -> go.Figure:
+    """The trained arc of each pair (grey sector) against the arc each method uses at ``sL``.
+
+    One polar panel per pair; the grey sector is ``[0, L·θ_i)`` (a full disc once the pair has
+    turned at least once), and each ring, from the inside out, is the arc ``[0, sL·θ'_i)`` of
+    :data:`ARC_METHODS` (a full circle once it reaches ``2π``). A ring that leaves the grey sector
+    shows angles the pair never saw in training.
+
+    Parameters
+    ----------
+    dim, base, factor, train_len, pairs
+        As :func:`arc_ends`.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    ends = arc_ends(dim, base, factor, train_len, pairs)
+    idx = ends["pairs"].tolist()
+    outer = len(ARC_METHODS) + 0.7
+    titles = [f"pair {i}: {ends['trained'][c] / (2 * math.pi):.3g} turns in L"
+              for c, i in enumerate(idx)]
+    fig = make_subplots(rows=1, cols=len(idx), specs=[[{"type": "polar"}] * len(idx)],
+                        subplot_titles=titles, horizontal_spacing=0.04)
+    for c, i in enumerate(idx):
+        trained = float(ends["trained"][c])
+        r, t = _arc(trained, outer)
+        fig.add_trace(go.Scatterpolar(
+            r=[0.0, *r, 0.0], theta=[0.0, *t, 0.0], thetaunit="radians", mode="lines",
+            fill="toself", fillcolor="rgba(87, 96, 106, 0.18)", line={"color": MUTED, "width": 1},
+            name="trained arc [0, Lθ_i)", legendgroup="trained", showlegend=c == 0,
+            hovertemplate=f"pair {i}: trained arc ends at Lθ_i = {trained:.3g} rad<extra></extra>",
+        ), row=1, col=c + 1)
+        for k, name in enumerate(ARC_METHODS):
+            end = float(ends[name][c])
+            r, t = _arc(end, k + 1.0)
+            fig.add_trace(go.Scatterpolar(
+                r=r, theta=t, thetaunit="radians", mode="lines", name=name, legendgroup=name,
+                showlegend=c == 0, line={"color": COLORWAY[k], "width": 3},
+                hovertemplate=(f"{name}, pair {i}: arc ends at sLθ'_i = {end:.3g} rad "
+                               f"({end / trained:.3g}× the trained arc)<extra></extra>"),
+            ), row=1, col=c + 1)
+    fig.update_polars(radialaxis={"visible": False, "range": [0.0, outer + 0.1]},
+                      angularaxis={"showticklabels": False, "ticks": ""})
+    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.08, "yanchor": "top"},
+                      margin={"b": 90, "t": 110})
+    fig.update_annotations(yshift=12)
+    title = (f"Trained arc (grey) and the arc each method uses at sL<br><sup>d = {dim}, "
+             f"b = {_fmt(base)}, s = {_fmt(factor)}, L = {_fmt(train_len)}; rings from the inside: "
+             + ", ".join(ARC_METHODS) + "</sup>")
+    return _style(fig, title, height=420)

@@ -19,6 +19,8 @@ __all__ = [
     "IMAGE_SIZES",
     "MROPE_MODELS",
     "mrope_axes_figure",
+    "mrope_fastest_turn",
+    "mrope_fastest_turn_figure",
     "mrope_section_grid",
     "mrope_sections_figure",
     "position_ids_figure",
@@ -263,7 +265,7 @@ def rope_2d_scores_figure(
                 x=keys[:, 1], y=keys[:, 0], mode="markers",
                 marker={"symbol": symbols, "size": 11, "color": INK},
                 name="targets (stars), the other keys (crosses)", showlegend=col == 1,
-                hovertemplate="key at Δy %{y}, Δx %{x}<extra></extra>",
+                hovertemplate="key at offset Δy %{y}, Δx %{x}<extra></extra>",
             ), row=1, col=col)
         anchor = "x" if col == 1 else f"x{col}"
         fig.update_xaxes(title_text="Δx (columns)", dtick=1, constrain="domain", row=1, col=col)
@@ -271,7 +273,7 @@ def rope_2d_scores_figure(
                          autorange="reversed", scaleanchor=anchor, constrain="domain",
                          row=1, col=col)
     fig.update_layout(legend={"orientation": "h", "y": -0.2}, margin={"b": 90})
-    return _style(fig, title or "Scores S(Δy, Δx): query at (0, 0), key at (Δy, Δx)", height=460)
+    return _style(fig, title or "Scores S(Δy, Δx) at offset (Δy, Δx) = query − key", height=460)
 
 
 def _ids_state(segments: Sequence[tuple[object, ...]], merge: int) -> list[dict[str, Any]]:
@@ -516,3 +518,105 @@ def mrope_sections_figure(
         margin={"t": 100, "b": 110},
     )
     return _style(fig, title(section), height=640)
+
+
+def mrope_fastest_turn(
+    mrope_section: Sequence[int], base: float, tokens: int = 46, *, interleaved: bool = False
+) -> dict[str, np.ndarray]:
+    """Angle of the fastest height pair and the fastest width pair across an image, per offset.
+
+    Inside one image every token has the same time id, so only the height and width ids vary: a
+    token ``k`` rows (columns) from the first turns the fastest pair reading height (width) by
+    ``k·θ_fast``, with ``θ_i = base^(−2i/d)``, ``d = 2·sum(mrope_section)``, the largest ``θ_i``
+    among the pairs of that axis (:func:`posenc_lib.multimodal.mrope_axis_map`).
+
+    Parameters
+    ----------
+    mrope_section : sequence of int
+        ``(s_t, s_h, s_w)``, e.g. Qwen2-VL's ``(16, 24, 24)``.
+    base : float
+        ``rope_theta`` (> 1).
+    tokens : int
+        Side of the image in merged tokens (2 … 4096); offsets run ``0 … tokens − 1``.
+    interleaved : bool
+        MRoPE-I's interleaved axis map (Qwen3-VL) instead of contiguous sections.
+
+    Returns
+    -------
+    dict
+        ``{"h": (tokens,) array, "w": (tokens,) array}`` of angles in radians, unwrapped:
+        entry ``k`` is the fastest pair's angle ``k`` rows (columns) from the first.
+    """
+    section = mm._check_section(mrope_section)
+    base = _base(base)
+    tokens = _int(tokens, "tokens", 2, 4096)
+    interleaved = _bool(interleaved, "interleaved")
+    axes = _np(mm.mrope_axis_map(section, interleaved=interleaved))
+    theta = _np(rope.rope_inv_freq(2 * sum(section), base)).astype(np.float64)
+    offsets = np.arange(tokens, dtype=np.float64)
+    out = {}
+    for a, name in ((1, "h"), (2, "w")):
+        if not (axes == a).any():
+            raise ValueError(f"mrope_section gives no pair to the {name} axis: {section}")
+        out[name] = offsets * float(theta[axes == a].max())
+    return out
+
+
+def mrope_fastest_turn_figure(
+    models: Sequence[tuple[Any, ...]] = MROPE_MODELS, tokens: int = 46
+) -> go.Figure:
+    """How far the fastest height and width pairs of M-RoPE turn across one image, per model.
+
+    One panel per model: the angle :func:`mrope_fastest_turn` of the fastest pair reading height
+    and of the fastest pair reading width, against the offset from the first row (column), on a
+    log scale, with a dashed line at one full turn (2π).
+
+    Parameters
+    ----------
+    models : sequence of (str, sequence of int, bool, float)
+        ``(label, mrope_section, interleaved, rope_theta)``, one to four rows
+        (default :data:`MROPE_MODELS`).
+    tokens : int
+        Side of the square image in merged tokens (2 … 4096).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Per panel two ``go.Scatter`` (h, then w) with ``x = 1 … tokens − 1`` and ``y`` the
+        angle in radians (offset 0, angle 0, is left out of the log scale).
+    """
+    if isinstance(models, (str, bytes)) or not isinstance(models, Sequence) or not models:
+        raise TypeError("models must be a non-empty sequence of "
+                        "(label, mrope_section, interleaved, rope_theta)")
+    if len(models) > 4:
+        raise ValueError(f"models must hold at most 4 rows, got {len(models)}")
+    for i, row in enumerate(models):
+        if not isinstance(row, tuple) or len(row) != 4:
+            raise TypeError(f"models[{i}] must be a tuple (label, mrope_section, interleaved, "
+                            f"rope_theta), got {row!r}")
+    tokens = _int(tokens, "tokens", 2, 4096)
+    turns = [mrope_fastest_turn(row[1], _base(row[3], f"models[{i}] rope_theta"), tokens,
+                                interleaved=_bool(row[2], f"models[{i}] interleaved"))
+             for i, row in enumerate(models)]
+    fig = make_subplots(rows=1, cols=len(models), shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=[str(row[0]) for row in models])
+    offsets = list(range(1, tokens))
+    names = {"h": "fastest height pair (down the rows)",
+             "w": "fastest width pair (along the columns)"}
+    for col, turn in enumerate(turns, start=1):
+        for a, axis in ((1, "h"), (2, "w")):
+            fig.add_trace(go.Scatter(
+                x=offsets, y=turn[axis][1:].tolist(), mode="lines", name=names[axis],
+                line={"color": _AXIS_COLOURS[a], "width": 3, "dash": "solid" if a == 1 else "dot"},
+                showlegend=col == 1,
+                hovertemplate=f"{axis}: offset %{{x}}, angle %{{y:.3g}} rad<extra></extra>",
+            ), row=1, col=col)
+        fig.add_hline(y=2 * np.pi, line={"color": INK, "width": 1, "dash": "dash"},
+                      annotation_text="one full turn (2π)", annotation_position="top left",
+                      row=1, col=col)
+        fig.update_xaxes(title_text="offset from the first row / column (tokens)", row=1, col=col)
+    fig.update_yaxes(type="log", exponentformat="power")
+    fig.update_yaxes(title_text="angle of the pair (rad), log scale", row=1, col=1)
+    fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 110})
+    title = f"Across a {tokens} × {tokens}-token image: how far each axis's fastest pair turns"
+    return _style(fig, title, height=460)
