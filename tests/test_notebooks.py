@@ -249,8 +249,9 @@ def test_reader_notebook_folds_every_solution(md: Path) -> None:
     # Every dropdown (an exercise's solution) of the .md is a closed <details> in the notebook,
     # and its text appears nowhere outside one.
     source = md.read_text(encoding="utf-8")
-    dropdowns = re.findall(r"^(:{3,}|`{3,})\{admonition\}[^\n]*\n:class: dropdown\n(.*?)^\1\s*$",
-                           source, re.M | re.S)
+    dropdowns = re.findall(
+        r"^(:{3,}|`{3,})\{admonition\}[^\n]*\n:class: dropdown[^\n]*\n(.*?)^\1\s*$",
+        source, re.M | re.S)
     cells = markdown_cells(reader_notebook(md))
     folded = [block for text in cells
               for block in re.findall(r"<details>\n(.*?)</details>", text, re.S)]
@@ -258,7 +259,7 @@ def test_reader_notebook_folds_every_solution(md: Path) -> None:
     # all, top level or not, against every <details> of the notebook.
     # A {dropdown} directive (a folded aside, not a solution) becomes a <details> too.
     every_dropdown = re.findall(
-        r"^(?::{3,}|`{3,})(?:\{admonition\}[^\n]*\n:class: dropdown\n|\{dropdown\})",
+        r"^(?::{3,}|`{3,})(?:\{admonition\}[^\n]*\n:class: dropdown[^\n]*\n|\{dropdown\})",
         source, re.M)
     assert sum(text.count("<details>") for text in cells) == len(every_dropdown)
     assert all("<details open" not in text for text in cells)
