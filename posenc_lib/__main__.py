@@ -5,7 +5,8 @@ runs this config (a checkpoint's reference code can differ): kind (RoPE, NoPE, A
 a hybrid's layer without attention), base, rotary dims and pairing, scaling with its factors,
 cos/sin attention factor, window or chunk, causal or bidirectional, qk-norm; layer ranges
 collapsed. CONFIG is a ``config.json``, a model folder, or a Hub model id (transformers reads it
-with ``AutoConfig.from_pretrained``; needs a network). With transformers installed the config is
+with ``AutoConfig.from_pretrained``; needs a network, or ``HF_HUB_OFFLINE=1`` to read only the
+local Hub cache and fail at once otherwise). With transformers installed the config is
 read through the model's own config class, so every default is the model's; notes say what was
 unwrapped or defaulted. ``--json`` prints the plan for machines. Broken input: one line on
 stderr naming the file and the problem, exit status 2.

@@ -52,6 +52,9 @@ class RopeConfigReport:
         transformers' factor on cos and sin.
     transformers_messages : list of str
         Warnings or the error transformers produced for this block.
+    notes : list of str
+        Style remarks that change nothing transformers runs (e.g. the legacy key ``"type"``,
+        which transformers 5 reads as ``rope_type``).
     """
 
     found: dict[str, Any]
@@ -66,9 +69,10 @@ class RopeConfigReport:
     inv_freq: torch.Tensor | None = None
     attention_factor: float | None = None
     transformers_messages: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        """A few lines for a reader: the method, the numbers, then every problem."""
+        """A few lines for a reader: the method, the numbers, every problem, then the notes."""
         lines = [
             f"RoPE keys found: {', '.join(self.found) or 'none'}",
             f"method: {self.rope_type}; head size {self.head_dim}, rotated {self.rotary_dim}; "
@@ -82,6 +86,7 @@ class RopeConfigReport:
             )
         lines += [f"transformers says: {m}" for m in self.transformers_messages]
         lines += [f"problem: {p}" for p in self.problems] or ["no problems found"]
+        lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
 
@@ -149,6 +154,7 @@ def check_rope_config(config: dict | str) -> RopeConfigReport:
     cfg = _load(config)
     found: dict[str, Any] = {}
     problems: list[str] = []
+    notes: list[str] = []
     for key in (
         "head_dim",
         "hidden_size",
@@ -189,8 +195,9 @@ def check_rope_config(config: dict | str) -> RopeConfigReport:
         raise ValueError(f"rope_scaling must be an object or null, got {cfg['rope_scaling']!r}")
     if "rope_type" not in params and "type" in params:
         params["rope_type"] = params["type"]
-        problems.append(
-            "rope_scaling uses the old key 'type'; transformers 5 reads it, but write 'rope_type'"
+        notes.append(
+            "rope_scaling uses the old key 'type'; transformers 5 reads it as rope_type, "
+            "but write 'rope_type'"
         )
     rope_type = str(params.get("rope_type", "default"))
     if rope_type not in ROPE_TYPES:
@@ -280,6 +287,7 @@ def check_rope_config(config: dict | str) -> RopeConfigReport:
     report = RopeConfigReport(
         found, rope_type, head_dim, rotary_dim, base, factor, original, context, problems
     )
+    report.notes = notes
     if "model_type" in cfg:
         _ask_model(report, cfg)
     elif rope_type in ROPE_TYPES:

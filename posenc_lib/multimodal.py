@@ -343,17 +343,20 @@ def rope_2d_angles(
 def rope_2d_similarity(
     d_rows: torch.Tensor, d_cols: torch.Tensor, freq_rows: torch.Tensor, freq_cols: torch.Tensor
 ) -> torch.Tensor:
-    """Mean over pairs of ``cos(Δr·f^row_i + Δc·f^col_i)``: a random vector's score with itself.
+    """Mean over pairs of ``cos(Δy·f^row_i + Δx·f^col_i)``: a random vector's score with itself.
 
-    For ``q = k`` with i.i.d. features, ``E⟨R(a) q, R(b) q⟩ / E‖q‖²`` equals this mean at the offset
-    ``b − a = (Δr, Δc)``: the 2-D counterpart of the 1-D similarity curve. For an axial RoPE it is
-    a row term plus a column term, ``(g_row(Δr) + g_col(Δc)) / 2`` (one ``g`` when both axes
-    share their frequencies, as in the ``"blocks"`` and ``"split"`` layouts).
+    For ``q = k`` with i.i.d. features, a query at position ``a`` and a key at ``b`` score
+    ``E⟨R(a) q, R(b) q⟩ / E‖q‖²``, which equals this mean at the offset ``a − b = (Δy, Δx)``,
+    query minus key (the book's convention): the 2-D counterpart of the 1-D similarity curve.
+    The mean is even in the offset (``cos`` is even), so key minus query gives the same values.
+    For an axial RoPE it is a row term plus a column term, ``(g_row(Δy) + g_col(Δx)) / 2`` (one
+    ``g`` when both axes share their frequencies, as in the ``"blocks"`` and ``"split"`` layouts).
 
     Parameters
     ----------
     d_rows, d_cols : torch.Tensor
-        Shapes ``(R,)`` and ``(C,)``: row and column offsets.
+        Shapes ``(R,)`` and ``(C,)``: row offsets ``Δy`` and column offsets ``Δx``, query minus
+        key.
     freq_rows, freq_cols : torch.Tensor
         Shape ``(dim // 2,)``.
 

@@ -296,13 +296,14 @@ def length_dependence(
     short_len: int | None = None,
     relative: bool = False,
 ) -> float:
-    """``max |PE_L(m) − PE_L'(m)|`` over the positions ``m < L'`` that both tables hold.
+    """``max |PE_L(m)_j − PE_L'(m)_j|`` over ``m < L'`` and ``j``: the largest change of any entry.
 
-    Zero when the code of a position does not depend on the length of the sequence it sits in
-    (wish 1 of chapter 2); the normalised encoding ``m/(L − 1)`` gives a large number. With
-    ``relative=True`` the number is divided by the largest row norm ``max_m ‖PE_L(m)‖`` of the
-    longer table, so that it does not change when the table is scaled (:func:`scorecard` uses
-    this).
+    The maximum runs over the positions ``m < L'`` that both tables hold and every feature ``j``
+    (an L∞ norm, not a row's vector norm). Zero when the code of a position does not depend on the
+    length of the sequence it sits in (wish 1 of chapter 2); the normalised encoding
+    ``m/(L − 1)`` gives a large number. With ``relative=True`` the number is divided by the
+    largest row (L2) norm ``max_m ‖PE_L(m)‖`` of the longer table — largest entry change / largest
+    row norm — so that it does not change when the table is scaled (:func:`scorecard` uses this).
 
     Parameters
     ----------

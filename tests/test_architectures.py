@@ -813,7 +813,8 @@ def test_published_configs_print_the_model_s_plan() -> None:
     assert "read as 'deepseek_v3'" in kimi and "yarn ×32, β 1/1, original 4 096" in kimi
     assert "rotary 64 of 192, interleaved" in kimi and "softmax scale × 1.813" in kimi
     qn = out["qwen3-next-80b-a3b-instruct"]
-    assert "linear_attention layer (state carried token by token): no position" in qn
+    assert ("linear_attention layer (state + 4-tap causal conv, offset-specific kernel): no "
+            "positional encoding") in qn
     assert "layers 3, 7, …, 47 (every 4th)  RoPE base 10 000 000, rotary 64 of 256" in qn
     assert "layers 0–31  RoPE base 10 000, rotary 128 of 128, half, window 4 096" in out[
         "mistral-7b-v0.1"]
@@ -1186,10 +1187,14 @@ def test_printed_base_is_the_table_s_base() -> None:
 
 
 def test_types_the_census_cannot_build_say_so() -> None:
-    """A plan of a type the census skips carries the 'not verified' note; a covered one not."""
-    plan = position_plan({"model_type": "falcon", "alibi": True, "num_hidden_layers": 2,
+    """A plan of a type the census skips carries the 'not verified' note; a covered one (Llama,
+    and Falcon since the harness stopped passing its read-only head_dim) not."""
+    plan = position_plan({"model_type": "gpt_neox_japanese", "num_hidden_layers": 2,
                           "hidden_size": 64, "num_attention_heads": 4})
     assert any(note.startswith("not verified against transformers") for note in plan.notes)
+    falcon = position_plan({"model_type": "falcon", "num_hidden_layers": 2, "hidden_size": 64,
+                            "num_attention_heads": 4})
+    assert not any(note.startswith("not verified") for note in falcon.notes)
     llama = position_plan({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
                            "num_attention_heads": 4, "rope_theta": 10000.0})
     assert not any(note.startswith("not verified") for note in llama.notes)
@@ -1669,8 +1674,31 @@ def test_feed_forward_layers_of_a_hybrid_are_not_called_recurrent() -> None:
     text = format_plan(position_plan(hf_check.tiny_config("nemotron_h")))
     assert "mlp layer (no token mixing): no position" in text
     assert "mlp layer (state carried" not in text and "moe layer (state carried" not in text
-    assert "mamba layer (state carried token by token): no position" in text or (
-        "linear_attention layer (state carried token by token)" in text)
+    assert "linear_attention layer (state + 4-tap causal conv" in text
+
+
+def test_gated_deltanet_and_mamba_layers_name_their_short_convolution() -> None:
+    """Qwen3-Next's Gated DeltaNet and Jamba's Mamba layers hold a depthwise causal conv whose
+    kernel size the config names (``linear_conv_kernel_dim``, ``mamba_d_conv``): the label gives
+    the tap count that the built module has (mutation caught: the conv-less recurrent label, or
+    the class default 4 printed for a config that sets 3); MiniMax's lightning attention names
+    no conv and keeps the recurrent label."""
+    import transformers
+
+    from posenc_lib.architectures import format_plan
+
+    for model_type, key in (("qwen3_next", "linear_conv_kernel_dim"), ("jamba", "mamba_d_conv")):
+        config, model = hf_check.tiny_model(model_type, **{key: 3})
+        plan = position_plan(config)
+        convs = [m for m in model.modules() if isinstance(m, torch.nn.Conv1d)]
+        assert convs and {c.kernel_size for c in convs} == {(3,)}, model_type
+        assert all(c.groups == c.in_channels for c in convs), model_type
+        taps = {e.conv_taps for e in plan if e.kind == "no_attention"}
+        assert taps == {3}, (model_type, taps)
+        assert "state + 3-tap causal conv" in format_plan(plan), model_type
+    minimax = position_plan(transformers.CONFIG_MAPPING["minimax"]())
+    assert {e.conv_taps for e in minimax if e.kind == "no_attention"} == {None}
+    assert "(state carried token by token): no position" in format_plan(minimax)
 
 
 def test_short_convolution_layers_are_not_called_recurrent() -> None:
@@ -1901,3 +1929,44 @@ def test_rotary_detector_finds_sub_models_and_lm_heads() -> None:
     assert not hf_check._has_lm_head_class("qwen3_vl_vision")  # a vision tower: no LM head
     assert "mistral4" in CENSUS and "mistral4" in hf_check.UNVERIFIED_TYPES
     assert "qwen3_vl_vision" not in CENSUS and "mllama_text_model" not in CENSUS
+
+
+def test_tiny_config_skips_read_only_properties() -> None:
+    """FalconConfig's ``head_dim`` is a property without a setter: the harness leaves it out (so
+    Falcon's tiny model builds, 64/4 = 16 per head) and Falcon and Falcon-H1 are census types it
+    covers, not unverified ones (mutation caught: every tiny size passed, as before)."""
+    import transformers
+
+    falcon = transformers.CONFIG_MAPPING["falcon"]
+    assert not hf_check._settable(falcon, "head_dim")
+    assert hf_check._settable(falcon, "hidden_size")
+    assert hf_check.tiny_config("falcon").head_dim == 16
+    assert not {"falcon", "falcon_h1"} & hf_check.UNVERIFIED_TYPES
+    assert {"falcon", "falcon_h1"} <= set(CENSUS)
+
+
+def test_cli_hub_id_offline_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With HF_HUB_OFFLINE=1 an uncached Hub id gives one line and exit status 2 within seconds;
+    the error names HF_HUB_OFFLINE only when it is unset (mutation caught: the hint always
+    printed, or never)."""
+    import os
+    import time
+
+    from posenc_lib.architectures import load_config
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", "no-such-org/no-model"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
+    assert result.returncode == 2 and time.monotonic() - start < 30, result.stderr
+    assert "not loadable from the Hub" in result.stderr and "HF_HUB_OFFLINE" not in result.stderr
+
+    def unreachable(*args: Any, **kwargs: Any) -> None:
+        raise OSError("We couldn't connect to 'https://huggingface.co'")
+
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", unreachable)
+    for value, hinted in (("", True), ("1", False), ("0", True)):
+        monkeypatch.setenv("HF_HUB_OFFLINE", value)
+        with pytest.raises(ValueError, match="not loadable from the Hub") as error:
+            load_config("no-such-org/no-model")
+        assert ("HF_HUB_OFFLINE=1" in str(error.value)) == hinted, (value, str(error.value))

@@ -60,8 +60,12 @@ def test_inconsistent_and_legacy_keys_are_reported() -> None:
         "rope_theta": 1e6,
         "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
     }
-    problems = check_rope_config(cfg).problems
-    assert any("'type'" in p for p in problems) and any("#38224" in p for p in problems)
+    report = check_rope_config(cfg)
+    problems = report.problems
+    assert any("#38224" in p for p in problems)
+    # The legacy key "type" is a note, not a problem: transformers 5 reads it as rope_type.
+    assert not any("'type'" in p for p in problems) and any("'type'" in n for n in report.notes)
+    assert report.rope_type == "yarn" and "note: rope_scaling uses the old key" in report.summary()
     longrope = {
         "head_dim": 96,
         "max_position_embeddings": 131072,
@@ -198,3 +202,22 @@ def test_dynamic_warns_that_max_position_embeddings_is_the_training_length() -> 
         "rope_scaling": {"rope_type": "dynamic", "factor": 4.0},
     }
     assert any("training length" in p for p in check_rope_config(cfg).problems)
+
+
+def test_legacy_type_key_alone_is_a_note_and_runs_like_rope_type() -> None:
+    legacy = {
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "max_position_embeddings": 16384,
+        "rope_theta": 1e4,
+        "rope_scaling": {"type": "linear", "factor": 4.0},
+    }
+    modern = {**legacy, "rope_scaling": {"rope_type": "linear", "factor": 4.0}}
+    old, new = check_rope_config(legacy), check_rope_config(modern)
+    assert old.problems == [] == new.problems
+    assert len(old.notes) == 1 and new.notes == []
+    assert old.rope_type == new.rope_type == "linear"
+    assert old.inv_freq is not None and new.inv_freq is not None
+    assert torch.equal(old.inv_freq, new.inv_freq)
+    expected = rope_inv_freq(128, 1e4).to(old.inv_freq.dtype) / 4
+    assert torch.allclose(old.inv_freq, expected, rtol=1e-6)

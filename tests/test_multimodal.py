@@ -7,6 +7,8 @@ tolerances; ours are float64.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -655,11 +657,29 @@ def test_similarity_figure_steps_are_the_library_similarity() -> None:
     axial = rope_2d_similarity(off, off, *axial_rope_frequencies(32, 100.0))
     np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float), axial.numpy(), atol=5e-4)
     steps = fig.layout.sliders[0].steps
-    assert [s.label for s in steps] == [str(i) for i in range(8)]
+    # one step per seed 0 … 7, labelled by RoPE-Mixed's direction φ mod 90°, in increasing order
+    phis = {}
+    for seed in range(8):
+        f_row, f_col = rope_mixed_frequencies(32, 100.0, seed=seed)
+        phis[seed] = math.degrees(math.atan2(f_row[0].item(), f_col[0].item()))
+    order = sorted(range(8), key=lambda seed: phis[seed] % 90)
+    assert [s.label for s in steps] == [f"{phis[seed] % 90:.1f}°" for seed in order]
+    assert [float(s.label[:-1]) for s in steps] == sorted(float(s.label[:-1]) for s in steps)
+    assert steps[fig.layout.sliders[0].active] == steps[order.index(2)]
     mixed = rope_2d_similarity(off, off, *rope_mixed_frequencies(32, 100.0, seed=5))
-    np.testing.assert_allclose(np.array(steps[5].args[0]["z"][0], dtype=float), mixed.numpy(),
-                               atol=5e-4)
-    assert steps[2].args[0]["z"][0] == list(map(list, fig.data[1].z))
+    np.testing.assert_allclose(np.array(steps[order.index(5)].args[0]["z"][0], dtype=float),
+                               mixed.numpy(), atol=5e-4)
+    assert steps[order.index(2)].args[0]["z"][0] == list(map(list, fig.data[1].z))
+    # the colour range is the data's: from the smallest value of any panel or step up to 1
+    lowest = min(np.min(np.array(s.args[0]["z"][0], dtype=float)) for s in steps)
+    lowest = min(lowest, float(np.min(np.array(fig.data[0].z, dtype=float))))
+    for trace in fig.data:
+        assert trace.zmin == lowest and trace.zmax == 1 and lowest > -0.5
+    # axes are (Δy, Δx), query minus key; without sliders the title names φ
+    assert fig.layout.xaxis.title.text == "Δx (query − key)"
+    assert fig.layout.yaxis.title.text == "Δy (query − key)"
+    still = rope_2d_similarity_figure(dim=32, base=100.0, max_offset=5, seed=5, sliders=False)
+    assert f"φ = {phis[5]:.1f}° ({phis[5] % 90:.1f}° mod 90°)" in still.layout.title.text
 
 
 def test_position_ids_figure_draws_get_rope_index_ids_at_every_slider_step() -> None:

@@ -229,6 +229,22 @@ def test_length_dependence_is_zero_only_for_length_free_codes() -> None:
         length_dependence("integer", 10, 2)
 
 
+def test_length_dependence_is_the_largest_entry_change_over_the_largest_row_norm() -> None:
+    # Row 0 changes by 0.3 in two features between the lengths: the largest entry change is 0.3
+    # (L∞), not the row's change 0.3·√2 (L2); relative divides by the largest row norm, here 5.
+    def shifted(n: int, d: int) -> torch.Tensor:
+        table = torch.zeros(n, d, dtype=F64)
+        if n >= 10:
+            table[9, :2] = torch.tensor([3.0, 4.0], dtype=F64)  # the longer table's largest row
+        else:
+            table[0, :2] = 0.3
+        return table
+
+    assert length_dependence(shifted, 10, 4, short_len=5) == pytest.approx(0.3, rel=1e-12)
+    assert length_dependence(shifted, 10, 4, short_len=5, relative=True) == pytest.approx(
+        0.3 / 5, rel=1e-12)
+
+
 @settings(max_examples=25, deadline=None)
 @given(dim=st.integers(1, 16).map(lambda h: 2 * h), k=st.integers(1, 50),
        base=st.floats(10.0, 1e6))

@@ -191,6 +191,34 @@ SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted({*_FAMILIES, *TEXT_TYPES})
 _NOT_ATTENTION = ("linear_attention",)
 
 
+#: Config keys naming the kernel size of the short causal convolution inside a linear-attention
+#: or Mamba layer (Qwen3-Next's Gated DeltaNet, Jamba and Bamba, Nemotron-H, Kimi Linear).
+_CONV_TAP_KEYS = ("linear_conv_kernel_dim", "short_conv_kernel_size", "mamba_d_conv",
+                  "conv_kernel")
+
+
+def _conv_taps(cfg: Mapping[str, Any]) -> int | None:
+    """Kernel size of a hybrid's in-layer short convolution, from the config; None if not named.
+
+    Parameters
+    ----------
+    cfg : Mapping
+        The config as a dict (top level, then ``linear_attn_config`` as Kimi Linear nests it).
+
+    Returns
+    -------
+    int or None
+        The first positive int among :data:`_CONV_TAP_KEYS`.
+    """
+    nested = cfg.get("linear_attn_config")
+    for node in (cfg, nested if isinstance(nested, Mapping) else {}):
+        for key in _CONV_TAP_KEYS:
+            value = node.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return None
+
+
 def _is_attention(layer_type: str) -> bool:
     # "hybrid" (Zamba 2, Falcon-H1): attention beside a Mamba mixer in the same layer.
     return layer_type in ("attention", "hybrid") or (
@@ -686,8 +714,8 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
         notes.append("attention is unscaled: transformers passes softmax scale 1, not "
                      "1/sqrt(head_dim) (q and k are RMS-normalised)")
     if model_type in _unverified_types():
-        notes.append("not verified against transformers' layers (its tiny model could not be "
-                     "built here)")
+        notes.append("not verified against transformers' layers (the test harness cannot yet "
+                     "build or capture its tiny model)")
     elif hf is not None and model_type not in _census():
         notes.append(f"not verified against transformers' layers: {model_type!r} is outside the "
                      "census of text models with a rotary module, so this plan is read from "
@@ -805,8 +833,9 @@ def position_plan(config: object, *, seq_len: int | None = None) -> Plan:
     cache: dict[str, dict[str, Any]] = {}
     for i, layer_type in enumerate(layer_types):
         if not _is_attention(layer_type):
+            taps = (None if layer_type in ("conv", "mlp", "moe") else _conv_taps(cfg))
             plan.append(LayerPosition(layer=i, kind="no_attention", layer_type=layer_type,
-                                      head_dim=head_dim))
+                                      head_dim=head_dim, conv_taps=taps))
             continue
         layer_head_dim = head_dim
         if model_type == "gemma4_text" and layer_type == "full_attention":

@@ -186,6 +186,10 @@ class LayerPosition:
         ``|m − n| < window``.
     qk_norm : bool or None
         q and k are normalised before attention; None when not known.
+    conv_taps : int or None
+        A ``no_attention`` layer's short depthwise causal convolution, when the config names its
+        kernel size (Gated DeltaNet's ``linear_conv_kernel_dim``, Mamba's ``mamba_d_conv``): a
+        weight per offset 0 … ``conv_taps`` − 1 inside the layer; None otherwise.
     qk_norm_kind : str or None
         How, when ``qk_norm``: ``"per-head"`` (over each head's features, a learned weight per
         feature: Qwen3, Gemma 3), ``"per-head, no weight"`` (Llama 4), ``"per-head, weight per
@@ -217,9 +221,15 @@ class LayerPosition:
     bidirectional: bool = False
     qk_norm: bool | None = None
     qk_norm_kind: str | None = None
+    conv_taps: int | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", KINDS)
+        if self.conv_taps is not None and (
+                self.kind != "no_attention" or isinstance(self.conv_taps, bool)
+                or not isinstance(self.conv_taps, int) or self.conv_taps < 1):
+            raise ValueError(f"conv_taps must be a positive int on a no_attention layer, got "
+                             f"{self.conv_taps!r} on kind = {self.kind!r}")
         if self.qk_norm_kind is not None:
             check_choice(self.qk_norm_kind, "qk_norm_kind", QK_NORM_KINDS)
         if self.kind == "rope":
@@ -364,6 +374,9 @@ class LayerPosition:
             if self.layer_type in _SHORT_CONV_TYPES:
                 return (f"{self.layer_type} layer (last k−1 inputs kept; offset-specific "
                         "kernel): no positional encoding")
+            if self.conv_taps is not None:
+                return (f"{self.layer_type} layer (state + {self.conv_taps}-tap causal conv, "
+                        "offset-specific kernel): no positional encoding")
             return f"{self.layer_type} layer (state carried token by token): no position"
         else:
             parts.append("NoPE")

@@ -79,6 +79,14 @@ class Resolved:
     notes: list[str] = field(default_factory=list)
 
 
+def _hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` is set to a true value (huggingface_hub then reads only its
+    local cache, so a Hub id that is not cached fails at once instead of retrying)."""
+    import os
+
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
 def load_config(source: str | Path) -> Any:
     """A ``config.json`` path, a model folder or a Hub model id → a dict (or a config object).
 
@@ -86,7 +94,8 @@ def load_config(source: str | Path) -> Any:
     ----------
     source : str or Path
         A JSON file, a folder holding ``config.json``, or (transformers installed, network
-        available) a Hub model id such as ``google/gemma-3-27b-it``.
+        available) a Hub model id such as ``google/gemma-3-27b-it``. With ``HF_HUB_OFFLINE=1``
+        a Hub id is read from the local Hub cache only, and fails at once when not cached.
 
     Returns
     -------
@@ -120,8 +129,10 @@ def load_config(source: str | Path) -> Any:
             return transformers.AutoConfig.from_pretrained(text)
         except Exception as err:
             first = _error_line(err)
+            hint = "" if _hub_offline() else (
+                "; without a network, HF_HUB_OFFLINE=1 makes this fail at once")
             raise ValueError(f"{source}: not a local file and not loadable from the Hub "
-                             f"({first})") from None
+                             f"({first}){hint}") from None
     try:
         raw = path.read_bytes()
     except OSError as err:

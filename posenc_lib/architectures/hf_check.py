@@ -292,13 +292,13 @@ def shift_error(config: Any, model: Any, offset: int, seq: int = 12) -> dict[int
 
 # --- the census: every text model type with a rotary module, held against its own layers -------
 
-#: The 28 types the census cannot hold against their layers in transformers 5.25 (25 whose tiny
-#: model does not build, Mistral 4's among them, 3 whose attention bypasses the attention
-#: interface): their plans carry a note.
+#: The 26 types the census cannot hold against their layers in transformers 5.25 (23 whose tiny
+#: model the harness cannot yet build or capture, Mistral 4's among them, 3 whose attention
+#: bypasses the attention interface): their plans carry a note.
 #: ``tests/test_architectures.py`` fails when the census skips a type missing here.
 UNVERIFIED_TYPES: frozenset[str] = frozenset({
     "axk1", "bailing_hybrid", "cohere_compass_text", "cosmos3_edge_text", "dbrx",
-    "dots3_note_text", "esm", "esmc", "falcon", "falcon_h1", "gemma3n_text", "glm4v_moe_text",
+    "dots3_note_text", "esm", "esmc", "gemma3n_text", "glm4v_moe_text",
     "glm4v_text", "glm_image_text", "glm_ocr_text", "gpt_neox_japanese", "gte",
     "hunyuan_vl_text", "hy_v4_vl_text", "jina_embeddings_v3", "kolibri1_1",
     "kyutai_speech_to_text", "mistral4", "nomic_bert", "qwen4_exp_text", "youtu", "zamba2", "zaya",
@@ -315,7 +315,7 @@ _TINY_SIZES: dict[str, Any] = dict(
     linear_num_key_heads=2, linear_num_value_heads=4, global_head_dim=32,
     hidden_size_per_layer_input=8, vocab_size_per_layer_input=97, intermediate_size_mlp=64,
     attention_chunk_size=8, mamba_d_state=8, mamba_n_heads=8, mamba_head_dim=16,
-    mamba_d_head=16, ssm_state_size=8, mamba_n_groups=1, n_shared_experts=1,
+    mamba_d_head=16, mamba_d_ssm=128, ssm_state_size=8, mamba_n_groups=1, n_shared_experts=1,
 )
 
 
@@ -394,7 +394,7 @@ def tiny_config(model_type: str, **overrides: Any) -> Any:
     if model_type in TINY_CONFIGS:
         return cls(**json.loads(json.dumps({**TINY_CONFIGS[model_type], **overrides})))
     default = cls()
-    kwargs = {k: v for k, v in _TINY_SIZES.items() if _has(default, k)}
+    kwargs = {k: v for k, v in _TINY_SIZES.items() if _has(default, k) and _settable(cls, k)}
     pattern = max(int(_get(default, "sliding_window_pattern") or 0),
                   int(_get(default, "full_attention_interval") or 0),
                   int(_get(default, "no_rope_layer_interval") or 0), 4)
@@ -424,6 +424,27 @@ def tiny_config(model_type: str, **overrides: Any) -> Any:
         # A class that keeps an explicit default layer list (Zamba2): its first layers.
         kwargs["layer_types"] = types[:pattern]
         return cls(**{**kwargs, **overrides})
+
+
+def _settable(cls: type, key: str) -> bool:
+    """Whether ``key`` may be passed to ``cls``: not a read-only property (Falcon's ``head_dim``).
+
+    Parameters
+    ----------
+    cls : type
+        A transformers config class.
+    key : str
+        An attribute name.
+
+    Returns
+    -------
+    bool
+        False only when the class defines ``key`` as a property without a setter.
+    """
+    import inspect
+
+    attr = inspect.getattr_static(cls, key, None)
+    return not (isinstance(attr, property) and attr.fset is None)
 
 
 def _has(config: Any, key: str) -> bool:

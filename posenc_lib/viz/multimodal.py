@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -114,6 +115,16 @@ def _similarity_state(dim: int, base: float, max_offset: int, seed: int) -> list
     return [{"z": _lists(_np(axial), 3)}, {"z": _lists(_np(mixed), 3)}]
 
 
+def _mixed_direction(dim: int, base: float, seed: int) -> float:
+    """RoPE-Mixed's random direction φ in degrees: the first pair's ``(f_row, f_col)`` angle."""
+    f_row, f_col = mm.rope_mixed_frequencies(dim, base, seed=seed)
+    return math.degrees(math.atan2(f_row[0].item(), f_col[0].item()))
+
+
+def _direction_label(phi: float) -> str:
+    return f"φ = {phi:.1f}° ({phi % 90:.1f}° mod 90°)"
+
+
 def rope_2d_similarity_figure(
     dim: int = 64,
     base: float = 100.0,
@@ -122,11 +133,11 @@ def rope_2d_similarity_figure(
     *,
     sliders: bool = True,
 ) -> go.Figure:
-    """The 2-D RoPE similarity over a grid of offsets ``(Δr, Δc)``: axial against RoPE-Mixed.
+    """The 2-D RoPE similarity over a grid of offsets ``(Δy, Δx)``: axial against RoPE-Mixed.
 
     Each cell is :func:`posenc_lib.multimodal.rope_2d_similarity`, the mean over pairs of
-    ``cos(Δr·f^row_i + Δc·f^col_i)``: axial RoPE (``"blocks"``) on the left, RoPE-Mixed at its
-    random initialisation on the right.
+    ``cos(Δy·f^row_i + Δx·f^col_i)`` with ``(Δy, Δx)`` = query minus key: axial RoPE
+    (``"blocks"``) on the left, RoPE-Mixed at its random initialisation on the right.
 
     Parameters
     ----------
@@ -135,16 +146,18 @@ def rope_2d_similarity_figure(
     base : float
         Base of both frequency sets (> 1).
     max_offset : int
-        Largest offset drawn on each axis (1 … 64).
+        Largest offset drawn on each axis (1 … 64); each panel is ``(2·max_offset + 1)`` square.
     seed : int
-        Seed of RoPE-Mixed's random direction.
+        Seed of RoPE-Mixed's random direction φ.
     sliders : bool
-        Add a slider over 8 seeds of RoPE-Mixed.
+        Add a slider over the directions φ of 8 seeds (0 … 7 and ``seed``), ordered by φ mod 90°
+        and labelled by φ.
 
     Returns
     -------
     plotly.graph_objects.Figure
-        Two heatmaps sharing one colour scale in ``[-1, 1]``.
+        Two heatmaps sharing one colour scale, from the smallest value of any panel or slider
+        step up to 1.
     """
     dim = _even(dim, "dim", 4, 512)
     if dim % 4:
@@ -155,30 +168,35 @@ def rope_2d_similarity_figure(
     sliders = _bool(sliders, "sliders")
     offsets = list(range(-max_offset, max_offset + 1))
     state = _similarity_state(dim, base, max_offset, seed)
+    seeds = sorted(set(range(8)) | {seed}) if sliders else [seed]
+    phis = {s: _mixed_direction(dim, base, s) for s in seeds}
+    seeds.sort(key=lambda s: (phis[s] % 90, s))
+    mixed_z = {s: _similarity_state(dim, base, max_offset, s)[1]["z"] for s in seeds}
+    zmin = min(min(map(min, z)) for z in [state[0]["z"], *mixed_z.values()])
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("axial", "RoPE-Mixed (initial)"))
     for col, props in enumerate(state, start=1):
         fig.add_trace(
             go.Heatmap(
-                **props, x=offsets, y=offsets, zmin=-1, zmax=1, zmid=0, colorscale="RdBu",
+                **props, x=offsets, y=offsets, zmin=zmin, zmax=1, colorscale="RdBu",
                 reversescale=True, showscale=col == 2, colorbar={"thickness": 12, "len": 0.9},
-                hovertemplate="Δrow %{y}, Δcol %{x}<br>mean similarity %{z:.3f}<extra></extra>",
+                hovertemplate="Δy %{y}, Δx %{x}<br>mean similarity %{z:.3f}<extra></extra>",
             ),
             row=1, col=col,
         )
         span = [-max_offset - 0.5, max_offset + 0.5]
-        fig.update_xaxes(title_text="Δcol", range=span, constrain="domain", row=1, col=col)
-        fig.update_yaxes(title_text="Δrow" if col == 1 else None, range=span, constrain="domain",
+        fig.update_xaxes(title_text="Δx (query − key)", range=span, constrain="domain",
                          row=1, col=col)
-    title = f"2-D RoPE: mean similarity of random q = k at offset (Δrow, Δcol), d = {dim}"
+        fig.update_yaxes(title_text="Δy (query − key)" if col == 1 else None, range=span,
+                         constrain="domain", row=1, col=col)
+    title = f"2-D RoPE: mean similarity of random q = k at offset (Δy, Δx), d = {dim}"
     if not sliders:
+        title += f"; RoPE-Mixed {_direction_label(phis[seed])}"
         return _style(fig, title, height=470)
-    seeds = sorted(set(range(8)) | {seed})
-    steps = []
-    for s in seeds:
-        mixed_z = _similarity_state(dim, base, max_offset, s)[1]["z"]
-        steps.append({"method": "restyle", "label": str(s), "args": [{"z": [mixed_z]}, [1]]})
-    fig.update_layout(sliders=[_slider(steps, seeds.index(seed), "RoPE-Mixed seed: ")])
+    steps = [{"method": "restyle", "label": f"{phis[s] % 90:.1f}°",
+              "args": [{"z": [mixed_z[s]]}, [1]]} for s in seeds]
+    fig.update_layout(
+        sliders=[_slider(steps, seeds.index(seed), "RoPE-Mixed direction φ mod 90°: ")])
     return _style(fig, title, height=560)
 
 
