@@ -150,6 +150,8 @@ _PHI35_SHORT: tuple[float, ...] = (
 )
 
 #: Real models by name (the RoPE calculator's menu); sources in each ``source``.
+#:
+#: :meta hide-value:
 ROPE_PRESETS: dict[str, RopePreset] = {
     p.model: p
     for p in (
@@ -194,6 +196,8 @@ ROPE_PRESETS: dict[str, RopePreset] = {
 # the whole per-layer picture is in PRESET_CONFIGS and posenc_lib.architectures.position_plan.
 
 #: The 2024–2026 presets (Llama 4 Scout included), for chapter 10 and the inspector.
+#:
+#: :meta hide-value:
 MODERN_PRESETS: dict[str, RopePreset] = {
     p.model: p
     for p in (
@@ -247,6 +251,8 @@ def _flat(preset: RopePreset) -> dict[str, Any]:
 #: The position-relevant part of each preset model's ``config.json`` (what
 #: :func:`posenc_lib.architectures.position_plan` reads): model type, layer count, head size and
 #: the layer mix. Sources as in each preset's ``source``.
+#:
+#: :meta hide-value:
 PRESET_CONFIGS: dict[str, dict[str, Any]] = {
     "Llama 2 7B": {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
                    "num_attention_heads": 32, **_flat(ROPE_PRESETS["Llama 2 7B"])},

@@ -48,6 +48,8 @@ _MLA = dict(moe_intermediate_size=32, n_routed_experts=2, num_experts_per_tok=1,
             qk_rope_head_dim=8, qk_nope_head_dim=16, v_head_dim=16, num_key_value_heads=4)
 
 #: Config kwargs of a tiny model per ``model_type`` that keeps the family's layer mix.
+#:
+#: :meta hide-value:
 TINY_CONFIGS: dict[str, dict[str, Any]] = {
     "gemma3_text": {**_BASE, "num_hidden_layers": 6, "head_dim": 16, "sliding_window": 8,
                     "query_pre_attn_scalar": 16,

@@ -16,6 +16,8 @@ from typing import Any
 __all__ = ["PUBLISHED_CONFIGS", "published_config"]
 
 #: ``{name: (source, config.json dict)}``.
+#:
+#: :meta hide-value:
 PUBLISHED_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "Gemma 3 12B": (
         "google/gemma-3-12b-it config.json, text_config (the vision half left out): like the "

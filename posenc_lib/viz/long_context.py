@@ -540,8 +540,14 @@ def arc_ends(
 
 
 def _arc(end: float, radius: float, points: int = 121) -> tuple[list[float], list[float]]:
+    """``(x, y)`` of the arc ``[0, min(end, 2π)]`` at ``radius``, drawn as a plain line.
+
+    Plain ``scatter`` traces, not ``scatterpolar``: the book's partial plotly bundles draw only the
+    trace types the figures need, and a polar subplot's titles collide on a phone.
+    """
     angle = np.linspace(0.0, min(end, 2 * math.pi), points)
-    return [radius] * points, np.round(angle, 6).tolist()
+    return (np.round(radius * np.cos(angle), 6).tolist(),
+            np.round(radius * np.sin(angle), 6).tolist())
 
 
 def arc_figure(
@@ -550,10 +556,11 @@ def arc_figure(
 ) -> go.Figure:
     """The trained arc of each pair (grey sector) against the arc each method uses at ``sL``.
 
-    One polar panel per pair; the grey sector is ``[0, L·θ_i)`` (a full disc once the pair has
-    turned at least once), and each ring, from the inside out, is the arc ``[0, sL·θ'_i)`` of
-    :data:`ARC_METHODS` (a full circle once it reaches ``2π``). A ring that leaves the grey sector
-    shows angles the pair never saw in training.
+    One panel per pair (two per row); the grey sector is ``[0, L·θ_i)`` (a full disc once the
+    pair has turned at least once), and each ring, from the inside out, is the arc
+    ``[0, sL·θ'_i)`` of :data:`ARC_METHODS` (a full circle once it reaches ``2π``), drawn
+    counter-clockwise from the positive x axis. A ring that leaves the grey sector shows angles
+    the pair never saw in training.
 
     Parameters
     ----------
@@ -567,34 +574,40 @@ def arc_figure(
     ends = arc_ends(dim, base, factor, train_len, pairs)
     idx = ends["pairs"].tolist()
     outer = len(ARC_METHODS) + 0.7
+    cols = min(2, len(idx))
+    rows = -(-len(idx) // cols)
     titles = [f"pair {i}: {ends['trained'][c] / (2 * math.pi):.3g} turns in L"
               for c, i in enumerate(idx)]
-    fig = make_subplots(rows=1, cols=len(idx), specs=[[{"type": "polar"}] * len(idx)],
-                        subplot_titles=titles, horizontal_spacing=0.04)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles,
+                        horizontal_spacing=0.06, vertical_spacing=0.12)
     for c, i in enumerate(idx):
+        row, col = c // cols + 1, c % cols + 1
         trained = float(ends["trained"][c])
-        r, t = _arc(trained, outer)
-        fig.add_trace(go.Scatterpolar(
-            r=[0.0, *r, 0.0], theta=[0.0, *t, 0.0], thetaunit="radians", mode="lines",
-            fill="toself", fillcolor="rgba(87, 96, 106, 0.18)", line={"color": MUTED, "width": 1},
+        x, y = _arc(trained, outer)
+        fig.add_trace(go.Scatter(
+            x=[0.0, *x, 0.0], y=[0.0, *y, 0.0], mode="lines", fill="toself",
+            fillcolor="rgba(87, 96, 106, 0.18)", line={"color": MUTED, "width": 1},
             name="trained arc [0, Lθ_i)", legendgroup="trained", showlegend=c == 0,
             hovertemplate=f"pair {i}: trained arc ends at Lθ_i = {trained:.3g} rad<extra></extra>",
-        ), row=1, col=c + 1)
+        ), row=row, col=col)
         for k, name in enumerate(ARC_METHODS):
             end = float(ends[name][c])
-            r, t = _arc(end, k + 1.0)
-            fig.add_trace(go.Scatterpolar(
-                r=r, theta=t, thetaunit="radians", mode="lines", name=name, legendgroup=name,
+            x, y = _arc(end, k + 1.0)
+            fig.add_trace(go.Scatter(
+                x=x, y=y, mode="lines", name=name, legendgroup=name,
                 showlegend=c == 0, line={"color": COLORWAY[k], "width": 3},
                 hovertemplate=(f"{name}, pair {i}: arc ends at sLθ'_i = {end:.3g} rad "
                                f"({end / trained:.3g}× the trained arc)<extra></extra>"),
-            ), row=1, col=c + 1)
-    fig.update_polars(radialaxis={"visible": False, "range": [0.0, outer + 0.1]},
-                      angularaxis={"showticklabels": False, "ticks": ""})
-    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.08, "yanchor": "top"},
+            ), row=row, col=col)
+    lim = [-(outer + 0.2), outer + 0.2]
+    fig.update_xaxes(visible=False, range=lim, constrain="domain")
+    for c in range(len(idx)):
+        suffix = "" if c == 0 else str(c + 1)
+        fig.update_yaxes(visible=False, range=lim, scaleanchor=f"x{suffix}", scaleratio=1,
+                         row=c // cols + 1, col=c % cols + 1)
+    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.04, "yanchor": "top"},
                       margin={"b": 90, "t": 110})
-    fig.update_annotations(yshift=12)
     title = (f"Trained arc (grey) and the arc each method uses at sL<br><sup>d = {dim}, "
              f"b = {_fmt(base)}, s = {_fmt(factor)}, L = {_fmt(train_len)}; rings from the inside: "
              + ", ".join(ARC_METHODS) + "</sup>")
-    return _style(fig, title, height=420)
+    return _style(fig, title, height=300 * rows + 200)
