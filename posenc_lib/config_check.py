@@ -53,8 +53,9 @@ class RopeConfigReport:
     transformers_messages : list of str
         Warnings or the error transformers produced for this block.
     notes : list of str
-        Style remarks that change nothing transformers runs (e.g. the legacy key ``"type"``,
-        which transformers 5 reads as ``rope_type``).
+        Remarks that flag nothing the config gets wrong: style (the legacy key ``"type"``,
+        which transformers 5 reads as ``rope_type``) and conditional reminders (``dynamic``
+        reads ``max_position_embeddings`` as the training length, which the config cannot say).
     """
 
     found: dict[str, Any]
@@ -254,7 +255,8 @@ def check_rope_config(config: dict | str) -> RopeConfigReport:
             f"{context / original:g}: transformers 5 uses the factor; some 4.x releases "
             "used the ratio (transformers #38224)"
         )
-    if rope_type == "dynamic" and original and context and context > original:
+    dynamic_too_long = bool(rope_type == "dynamic" and original and context and context > original)
+    if dynamic_too_long:
         problems.append(
             "dynamic: max_position_embeddings must be the training length; set to the "
             "target length it switches the scaling off until that length"
@@ -278,8 +280,9 @@ def check_rope_config(config: dict | str) -> RopeConfigReport:
         ):
             problems.append("yarn needs beta_fast > beta_slow")
 
-    if rope_type == "dynamic" and context:
-        problems.append(
+    if rope_type == "dynamic" and context and not dynamic_too_long:
+        # A reminder, not a problem: the config cannot say whether this is the training length.
+        notes.append(
             f"dynamic reads max_position_embeddings ({context}) as the training length and "
             "scales only beyond it: if that is the target length, scaling never starts"
         )

@@ -276,15 +276,15 @@ def measure_scheme(table: torch.Tensor, *, offset: int = 1) -> dict[str, float]:
 #: - ``max_abs_long``: entries no larger than 1 at ``L = 10⁶`` (the largest entry of the
 #:   sinusoid; a convention, as wish 2 asks only for some bound; an undefined table fails);
 #: - ``closest_pair_relative``: the closest two codes differ by at least one bfloat16 rounding step
-#:   (``2⁻⁷``) of the largest code's norm, or they may become equal when stored in bfloat16;
-#: - ``octave_rise``: the octave means of the similarity ``g(r)`` may not climb back by more than
-#:   ``0.05·g(0)`` from one octave of offsets to the next (a convention, like the bound of 1).
+#:   (``2⁻⁷``) of the largest code's norm, or they may become equal when stored in bfloat16.
+#:
+#: Decay (wish 4) has no pass mark: :func:`octave_rise` measures it, but its verdict at ``d = 16``
+#: depends on the base and hides pointwise rebounds (see its docstring).
 SCORECARD_CRITERIA: dict[str, float] = {
     "length_dependence": 1e-12,
     "dot_product_spread": 1e-9,
     "max_abs_long": 1.0,
     "closest_pair_relative": float(torch.finfo(torch.bfloat16).eps),
-    "octave_rise": 0.05,
 }
 
 
@@ -451,6 +451,11 @@ def octave_rise(table: torch.Tensor) -> float:
     back, not how fast it falls: a table whose similarity drops to about 0 at ``r = 1`` and stays
     there scores near 0.
 
+    Two limits. Octave means hide pointwise rebounds: the 16-bit binary code scores below 0 at
+    ``seq = 1000`` although its ``g(256)`` (0.89) exceeds its ``g(1)`` (0.78). And for a table
+    that is not translation invariant, ``g`` averages ``PE(m)·PE(m+r)`` over positions, so its
+    "decay" mixes positions with offsets.
+
     Parameters
     ----------
     table : torch.Tensor
@@ -540,7 +545,7 @@ def scorecard(
     offset: int | str = "all",
     long_len: int = 10**6,
 ) -> dict[str, object]:
-    """The five measured columns of chapter 2's scorecard for one encoding, with pass marks.
+    """The four measured columns of chapter 2's scorecard for one encoding, with pass marks.
 
     Parameters
     ----------
@@ -567,9 +572,9 @@ def scorecard(
     dict
         ``length_dependence`` (relative to the largest row norm, :func:`length_dependence`),
         ``dot_product_spread`` (at ``offset``, or the worst over all offsets), ``max_abs_long``
-        (float or ``None``), ``closest_pair_relative``, ``octave_rise`` (:func:`octave_rise` of
-        the ``L``-row table), and ``passes``: a dict of the same keys to bools, judged by
-        :data:`SCORECARD_CRITERIA`.
+        (float or ``None``), ``closest_pair_relative``, and ``passes``: a dict of the same keys
+        to bools, judged by :data:`SCORECARD_CRITERIA`. Decay is not a column: measure it with
+        :func:`octave_rise`.
     """
     if not callable(encoding):
         raise TypeError("encoding must be callable as encoding(seq_len, dim, dtype=...)")
@@ -601,7 +606,6 @@ def scorecard(
         ),
         "max_abs_long": max_abs_long,
         "closest_pair_relative": closest_pair_relative(table),
-        "octave_rise": octave_rise(table),
     }
     c = SCORECARD_CRITERIA
     measured = {k: v for k, v in scores.items() if isinstance(v, float)}
@@ -610,7 +614,6 @@ def scorecard(
         "dot_product_spread": measured["dot_product_spread"] <= c["dot_product_spread"],
         "max_abs_long": max_abs_long is not None and max_abs_long <= c["max_abs_long"],
         "closest_pair_relative": measured["closest_pair_relative"] >= c["closest_pair_relative"],
-        "octave_rise": measured["octave_rise"] <= c["octave_rise"],
     }
     return scores
 

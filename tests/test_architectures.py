@@ -532,7 +532,24 @@ def test_logit_multiplier_forms() -> None:
     assert math.isclose(logit_multiplier("ssmax", p, ssmax_s=1 / math.log(4096))[2], 1.0)
     assert math.isclose(logit_multiplier("deepseek", p, factor=40.0)[0],
                         (0.1 * math.log(40) + 1) ** 2)
-    assert len(TEMPERATURE_FORMS) == 5
+    assert len(TEMPERATURE_FORMS) == 6
+    # LongRoPE: a² = 1 + ln s / ln L_orig, Su's ln N / ln L_train at N = s·L_orig (17/12 for
+    # Phi-3.5-mini's 131 072 over 4 096), and transformers' own attention factor squared.
+    longrope = logit_multiplier("longrope", p, factor=32.0, original=4096)
+    assert torch.allclose(longrope, torch.full_like(longrope, 17 / 12), rtol=0, atol=1e-12)
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.phi3.configuration_phi3 import Phi3Config
+
+    half = [1.0] * 48
+    phi = Phi3Config(hidden_size=3072, num_attention_heads=32, max_position_embeddings=131072,
+                     rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0,
+                                      "short_factor": half, "long_factor": half,
+                                      "original_max_position_embeddings": 4096})
+    _, hf_factor = ROPE_INIT_FUNCTIONS["longrope"](phi, "cpu")
+    assert math.isclose(longrope[0].item(), hf_factor**2, rel_tol=1e-9)
+    assert logit_multiplier("longrope", p, factor=1.0, original=4096).tolist() == [1.0] * 3
+    with pytest.raises(ValueError, match="original"):
+        logit_multiplier("longrope", p, factor=8.0, original=1)
     with pytest.raises(ValueError, match="form"):
         logit_multiplier("alibi", p)
     with pytest.raises(ValueError, match="positions"):
@@ -887,6 +904,29 @@ _DEEPSEEK_V3 = {"model_type": "deepseek_v3", "hidden_size": 7168, "num_attention
                 "rope_scaling": {"type": "yarn", "factor": 40, "beta_fast": 32, "beta_slow": 1,
                                  "original_max_position_embeddings": 4096, "mscale": 1.0,
                                  "mscale_all_dim": 1.0}}
+
+
+def test_with_transformers_class_filled_head_size_is_named() -> None:
+    """A head size from the class's default width or head count gets a note; a written one none."""
+    bare = position_plan({"model_type": "llama", "rope_theta": 5e5, "num_hidden_layers": 2})
+    assert (bare[0].head_dim, bare[0].rotary_dim) == (128, 128)  # LlamaConfig's 4 096 / 32
+    assert ("head size 128 = hidden_size 4096 / num_attention_heads 32, with hidden_size and "
+            "num_attention_heads from LlamaConfig (not in the file)") in bare.notes
+    half = position_plan({"model_type": "llama", "rope_theta": 5e5, "num_hidden_layers": 2,
+                          "hidden_size": 2048})
+    assert half[0].head_dim == 64 and ("head size 64 = hidden_size 2048 / num_attention_heads "
+                                       "32, with num_attention_heads from LlamaConfig "
+                                       "(not in the file)") in half.notes
+    for written in ({"hidden_size": 2048, "num_attention_heads": 16}, {"head_dim": 64}):
+        plan = position_plan({"model_type": "llama", "rope_theta": 5e5, "num_hidden_layers": 2,
+                              **written})
+        assert not any(n.startswith("head size") for n in plan.notes), written
+    # a width under a name LlamaConfig does not read (GPT-2's n_embd) is not the width used
+    gpt2_names = position_plan({"model_type": "llama", "rope_theta": 5e5, "num_hidden_layers": 2,
+                                "n_embd": 2048, "n_head": 16})
+    assert any(n.startswith("head size 128") for n in gpt2_names.notes)
+    # MLA's rotary head is its own key (qk_rope_head_dim): no head-size note
+    assert not any(n.startswith("head size") for n in position_plan(_DEEPSEEK_V3).notes)
 
 
 def test_with_transformers_class_filled_rotary_shape_is_named() -> None:
@@ -1698,7 +1738,7 @@ def test_gated_deltanet_and_mamba_layers_name_their_short_convolution() -> None:
         assert "state + 3-tap causal conv" in format_plan(plan), model_type
     minimax = position_plan(transformers.CONFIG_MAPPING["minimax"]())
     assert {e.conv_taps for e in minimax if e.kind == "no_attention"} == {None}
-    assert "(state carried token by token): no position" in format_plan(minimax)
+    assert "(state carried token by token): no positional encoding" in format_plan(minimax)
 
 
 def test_short_convolution_layers_are_not_called_recurrent() -> None:

@@ -193,15 +193,31 @@ def test_a_config_transformers_rejects_is_a_problem() -> None:
     assert "no problems found" not in report.summary()
 
 
-def test_dynamic_warns_that_max_position_embeddings_is_the_training_length() -> None:
-    cfg = {
+def test_correct_dynamic_block_is_clean_with_one_note_on_the_training_length() -> None:
+    llama2 = {  # Llama-2-style: max_position_embeddings is the training length
         "hidden_size": 4096,
         "num_attention_heads": 32,
-        "max_position_embeddings": 32768,
+        "max_position_embeddings": 4096,
         "rope_theta": 1e4,
-        "rope_scaling": {"rope_type": "dynamic", "factor": 4.0},
+        "rope_scaling": {"rope_type": "dynamic", "factor": 8.0},
     }
-    assert any("training length" in p for p in check_rope_config(cfg).problems)
+    report = check_rope_config(llama2)
+    assert report.problems == [] and "no problems found" in report.summary()
+    assert len(report.notes) == 1 and "training length" in report.notes[0]
+    assert "(4096)" in report.notes[0] and report.inv_freq is not None
+    # what the tool can know is wrong: max_position_embeddings beyond the declared training length
+    too_long = {
+        **llama2,
+        "max_position_embeddings": 32768,
+        "rope_scaling": {
+            "rope_type": "dynamic",
+            "factor": 8.0,
+            "original_max_position_embeddings": 4096,
+        },
+    }
+    report = check_rope_config(too_long)
+    assert len(report.problems) == 1 and "must be the training length" in report.problems[0]
+    assert report.notes == []
 
 
 def test_legacy_type_key_alone_is_a_note_and_runs_like_rope_type() -> None:

@@ -377,7 +377,8 @@ class LayerPosition:
             if self.conv_taps is not None:
                 return (f"{self.layer_type} layer (state + {self.conv_taps}-tap causal conv, "
                         "offset-specific kernel): no positional encoding")
-            return f"{self.layer_type} layer (state carried token by token): no position"
+            return (f"{self.layer_type} layer (state carried token by token): "
+                    "no positional encoding")
         else:
             parts.append("NoPE")
         if not math.isclose(self.softmax_scale_factor, 1.0):

@@ -319,6 +319,9 @@ def resolve(config: object) -> Resolved:
 # Position keys a class may fill when the file leaves them out (transformers 5.25).
 _PROVENANCE_KEYS = ("head_dim", "sliding_window", "attention_chunk_size", "partial_rotary_factor",
                     "rope_interleave", "no_rope_layers", "qk_rope_head_dim")
+# The file's names for the width and the head count (GPT-2 / Falcon spellings too).
+_HIDDEN_NAMES = ("hidden_size", "n_embd", "d_model", "dim")
+_HEADS_NAMES = ("num_attention_heads", "n_head", "num_heads", "n_heads")
 # The file's names for the rotary fraction (GPT-NeoX / Pythia write rotary_pct; GPT-J rotary_dim).
 _PARTIAL_NAMES = ("partial_rotary_factor", "rotary_pct", "rotary_dim")
 
@@ -386,7 +389,8 @@ def provenance_notes(raw: Mapping[str, Any], cfg: Mapping[str, Any], owner: str)
     Returns
     -------
     list of str
-        One note per filled value (bases by value: a base the file gives nowhere).
+        One note per filled value (bases by value: a base the file gives nowhere; the head size
+        when ``hidden_size / num_attention_heads`` uses a class default).
     """
     notes: list[str] = []
     written = _bases_in(raw)
@@ -440,6 +444,15 @@ def provenance_notes(raw: Mapping[str, Any], cfg: Mapping[str, Any], owner: str)
         if key == "head_dim" and (cfg.get("qk_rope_head_dim") or _derived_head_dim(cfg) == value):
             continue  # hidden_size / num_attention_heads, as without the class; MLA: unused
         notes.append(f"{key} = {_fmt(value)} from {owner} (not in the file)")
+    derived = _derived_head_dim(cfg)
+    if (derived is not None and cfg.get("head_dim") in (None, derived)
+            and raw.get("head_dim") is None and not cfg.get("qk_rope_head_dim")):
+        unwritten = [names[0] for names in (_HIDDEN_NAMES, _HEADS_NAMES)
+                     if not any(raw.get(name) == cfg[names[0]] for name in names)]
+        if unwritten:
+            notes.append(f"head size {derived} = hidden_size {cfg['hidden_size']} / "
+                         f"num_attention_heads {cfg['num_attention_heads']}, with "
+                         f"{' and '.join(unwritten)} from {owner} (not in the file)")
     types = cfg.get("layer_types")
     if (isinstance(types, list) and len(set(types)) > 1 and not raw.get("layer_types")
             and raw.get("sliding_window_pattern") is None):

@@ -1,9 +1,10 @@
-"""Temperature against length: the five logit multipliers models use, in one place.
+"""Temperature against length: the six logit multipliers models use, in one place.
 
 Every form multiplies attention logits by a factor that grows like the logarithm of a length, to
 keep the softmax from flattening as more keys compete (the "distracted attention" of long
-inputs). They differ in *which* length (the configured extension factor, or the query's own
-position) and in *where* the factor is applied (cos/sin, the softmax scale, the query).
+inputs). They differ in *which* length (the configured extension factor, the query's own
+position, or the number of visible keys) and in *where* the factor is applied (cos/sin, the
+softmax scale, the query).
 """
 
 from __future__ import annotations
@@ -12,7 +13,13 @@ import math
 
 import torch
 
-from .._validation import check_choice, check_factor, check_positions, check_positive
+from .._validation import (
+    check_choice,
+    check_factor,
+    check_int,
+    check_positions,
+    check_positive,
+)
 from ..extension import yarn_attention_factor
 from ._plan import QueryScale
 
@@ -20,7 +27,7 @@ __all__ = ["TEMPERATURE_FORMS", "entropy_invariant_scale", "logit_multiplier", "
 
 #: The forms :func:`logit_multiplier` knows.
 TEMPERATURE_FORMS: tuple[str, ...] = (
-    "yarn", "deepseek", "llama4", "llama_4_scaling_beta", "ssmax",
+    "yarn", "longrope", "deepseek", "llama4", "llama_4_scaling_beta", "ssmax",
 )
 
 
@@ -33,11 +40,15 @@ def logit_multiplier(
     scale: float = 0.1,
     floor: int = 8192,
     ssmax_s: float = 0.43,
+    original: int = 4096,
 ) -> torch.Tensor:
-    """What a logit at query position ``m`` is multiplied by, for one of five forms.
+    """What a logit at query position ``m`` is multiplied by, for one of six forms.
 
     * ``"yarn"``: cos and sin × ``a = 0.1·ln s + 1``, so a logit × ``a²`` (every position;
       the rotated features only: a partial-rotary head's pass-through part keeps × 1);
+    * ``"longrope"``: cos and sin × ``a = √(1 + ln s / ln L_orig)`` (Phi-3's LongRoPE, with
+      ``L_orig`` = ``original``), so a logit × ``a² = ln(s·L_orig) / ln L_orig``: Su's
+      ``ln N / ln L_train`` at the extended length ``N = s·L_orig`` (every position);
     * ``"deepseek"``: the softmax scale × ``m_s² = (0.1·mscale_all_dim·ln s + 1)²`` (MLA,
       both the RoPE and the no-RoPE part of the logit);
     * ``"llama4"``: the query × ``1 + scale·ln(1 + ⌊(m+1)/floor⌋)`` (Llama 4's NoPE layers);
@@ -53,13 +64,15 @@ def logit_multiplier(
     positions : torch.Tensor
         Query positions ``m >= 0``, shape ``(seq,)``.
     factor : float
-        Extension factor ``s`` (>= 1) for ``"yarn"`` and ``"deepseek"``.
+        Extension factor ``s`` (>= 1) for ``"yarn"``, ``"longrope"`` and ``"deepseek"``.
     mscale_all_dim : float
         DeepSeek's coefficient (> 0).
     scale, floor : float, int
         ``attn_scale`` / ``llama_4_scaling_beta`` and ``floor_scale`` / original context.
     ssmax_s : float
         Scalable-Softmax's per-head scale ``s`` (> 0).
+    original : int
+        LongRoPE's original context ``L_orig`` (>= 2, ``original_max_position_embeddings``).
 
     Returns
     -------
@@ -73,6 +86,10 @@ def logit_multiplier(
     ones = torch.ones_like(p)
     if form == "yarn":
         return ones * yarn_attention_factor(check_factor(factor)) ** 2
+    if form == "longrope":
+        s = check_factor(factor)
+        length = check_int(original, "original", minimum=2)
+        return ones * (1.0 if s <= 1 else 1.0 + math.log(s) / math.log(length))
     if form == "deepseek":
         s = check_factor(factor)
         c = check_positive(mscale_all_dim, "mscale_all_dim")
@@ -112,8 +129,6 @@ def entropy_invariant_scale(n: int, train_len: int, scale0: float, *,
     float
         ``η``; for ``"gaussian"`` a ``ValueError`` if ``η₀² + 2 ln(N/L_train) <= 0``.
     """
-    from .._validation import check_int
-
     n = check_int(n, "n", minimum=2)
     train_len = check_int(train_len, "train_len", minimum=2)
     scale0 = check_positive(scale0, "scale0")
