@@ -100,9 +100,10 @@ def test_wheel_has_an_spdx_license_a_widgets_extra_and_a_typed_marker(tmp_path: 
     book = [r.split(";")[0].replace(" ", "") for r in requires if 'extra == "book"' in r]
     assert sorted(r.split(">")[0] for r in core) == ["numpy", "torch"]
     assert sorted(r.split(">")[0] for r in extra) == ["anywidget", "ipywidgets", "plotly"]
-    # The book extra is the widgets plus transformers 5 (the chapters use its v5 API).
-    assert sorted(re.split("[<>=]", r)[0] for r in book) == ["anywidget", "ipywidgets", "plotly",
-                                                               "transformers"]
+    # The book extra is the widgets plus transformers 5 (the chapters use its v5 API) and Pillow
+    # (transformers' image processors: chapter 11 reads Gemma 4's patch ids from its own).
+    assert sorted(re.split("[<>=]", r)[0] for r in book) == ["anywidget", "ipywidgets", "pillow",
+                                                               "plotly", "transformers"]
     assert "transformers<6,>=5.25" in book or "transformers>=5.25,<6" in book, book
     # Chapter 9's lab results ship inside the package: a wheel install finds them.
     assert "posenc_lib/lab/data/lab_results.json" in names
