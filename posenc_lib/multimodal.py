@@ -56,6 +56,7 @@ __all__ = [
     "mrope_axis_map",
     "mrope_axis_string",
     "mrope_cos_sin",
+    "mrope_fastest_turn",
     "mrope_position_ids",
     "mrope_position_ids_batch",
     "patch_grid_positions",
@@ -531,6 +532,53 @@ def mrope_axis_string(mrope_section: Sequence[int], *, interleaved: bool = False
     """:func:`mrope_axis_map` as letters, e.g. ``"tttthhhhhhwwwwww"`` for ``[4, 6, 6]``."""
     return "".join(MROPE_AXES[int(a)] for a in mrope_axis_map(mrope_section,
                                                                 interleaved=interleaved))
+
+
+def mrope_fastest_turn(
+    mrope_section: Sequence[int], base: float, tokens: int = 46, *, interleaved: bool = False
+) -> dict[str, torch.Tensor]:
+    """Angle of the fastest height pair and the fastest width pair across an image, per offset.
+
+    Inside one image every token has the same time id, so only the height and width ids vary: a
+    token ``k`` rows (columns) from the first turns the fastest pair reading height (width) by
+    ``k·θ_fast``, with ``θ_i = base^(−2i/d)``, ``d = 2·sum(mrope_section)``, and ``θ_fast`` the
+    largest ``θ_i`` among the pairs :func:`mrope_axis_map` gives that axis.
+
+    Parameters
+    ----------
+    mrope_section : sequence of int
+        ``(s_t, s_h, s_w)``, e.g. Qwen2-VL's ``(16, 24, 24)``.
+    base : float
+        ``rope_theta`` (> 1).
+    tokens : int
+        Side of the image in merged tokens (2 … 4096); offsets run ``0 … tokens − 1``.
+    interleaved : bool
+        MRoPE-I's interleaved axis map (Qwen3-VL) instead of contiguous sections.
+
+    Returns
+    -------
+    dict
+        ``{"h": (tokens,) tensor, "w": (tokens,) tensor}`` of float64 angles in radians, not
+        wrapped: entry ``k`` is the fastest pair's angle ``k`` rows (columns) from the first.
+    """
+    section = _check_section(mrope_section)
+    base = check_base(base)
+    if base <= 1.0:
+        raise ValueError(f"base must be > 1 (rope_theta), got {base}")
+    tokens = check_int(tokens, "tokens", minimum=2, what="an integer in 2 … 4096")
+    if tokens > 4096:
+        raise ValueError(f"tokens must be an integer in 2 … 4096, got {tokens}")
+    if not isinstance(interleaved, bool):
+        raise TypeError(f"interleaved must be a bool, got {interleaved!r}")
+    axes = mrope_axis_map(section, interleaved=interleaved)
+    theta = rope_inv_freq(2 * sum(section), base).to(torch.float64)
+    offsets = torch.arange(tokens, dtype=torch.float64)
+    out = {}
+    for a, name in ((1, "h"), (2, "w")):
+        if not bool((axes == a).any()):
+            raise ValueError(f"mrope_section gives no pair to the {name} axis: {list(section)}")
+        out[name] = offsets * float(theta[axes == a].max())
+    return out
 
 
 def _check_position_ids(position_ids: object, seq: int | None = None) -> torch.Tensor:

@@ -57,8 +57,12 @@ def library_version() -> str:
 
 
 # What a chapter imports beyond the standard library, and the oldest major version it needs:
-# the `book` extra of pyproject.toml installs them (transformers 5: chapters 5-8 use its v5 API).
-BOOK_MODULES = {"posenc_lib": 0, "torch": 0, "plotly": 6, "anywidget": 0, "transformers": 5}
+# the `book` extra of pyproject.toml installs them (transformers 5: chapters 5-8 use its v5 API;
+# PIL: transformers' image processors, which chapter 11 runs, import it).
+BOOK_MODULES = {"posenc_lib": 0, "torch": 0, "plotly": 6, "anywidget": 0, "transformers": 5,
+                "PIL": 10}
+# Import names whose installed distribution has another name.
+DISTRIBUTIONS = {"PIL": "pillow"}
 
 
 def library_requirement(url: str | None = None, ref: str | None = None) -> str:
@@ -89,12 +93,13 @@ def setup_cell_source(
         "\n"
         f'LIBRARY = "{requirement}"\n'
         f'WRITTEN_FOR = "{version or library_version()}"\n'
-        "# What the chapters import, with the oldest major version they work with:\n"
+        "# What the chapters need (PIL: for transformers' image processors), oldest major version:\n"
         f"NEEDS = {BOOK_MODULES!r}\n"
+        f"DISTRIBUTION = {DISTRIBUTIONS!r}\n"
         "\n"
         "\n"
         "def _version(name):\n"
-        '    return importlib.metadata.version(name.replace("_", "-"))\n'
+        '    return importlib.metadata.version(DISTRIBUTION.get(name, name.replace("_", "-")))\n'
         "\n"
         "\n"
         "def _major(name):\n"

@@ -8,12 +8,15 @@ import numpy as np
 import pytest
 
 from posenc_lib import mrope_axis_map, rope_inv_freq
+from posenc_lib import mrope_fastest_turn as _turn
 from posenc_lib.viz._style import PAPER, TEMPLATE
-from posenc_lib.viz.multimodal import (
-    MROPE_MODELS,
-    mrope_fastest_turn,
-    mrope_fastest_turn_figure,
-)
+from posenc_lib.viz.multimodal import MROPE_MODELS, mrope_fastest_turn_figure
+
+
+def mrope_fastest_turn(*args, **kwargs) -> dict[str, np.ndarray]:
+    out = _turn(*args, **kwargs)
+    assert all(v.dtype.is_floating_point and v.dtype.itemsize == 8 for v in out.values())
+    return {k: v.numpy() for k, v in out.items()}
 
 
 def test_fastest_turn_is_the_axis_fastest_frequency_times_the_offset() -> None:
@@ -57,6 +60,9 @@ def test_figure_draws_the_turns_on_a_log_scale_in_the_book_template() -> None:
     ("call", "error", "name"),
     [
         (lambda: mrope_fastest_turn((16, 24, 24), 1e6, 1), ValueError, "tokens"),
+        (lambda: mrope_fastest_turn((16, 24, 24), 1e6, 4097), ValueError, "tokens"),
+        (lambda: mrope_fastest_turn((16, 0, 24), 1e6), ValueError, "h axis"),
+        (lambda: mrope_fastest_turn((16, 24, 24), 1e6, interleaved=1), TypeError, "interleaved"),
         (lambda: mrope_fastest_turn((16, 24, 24), 0.5), ValueError, "base"),
         (lambda: mrope_fastest_turn((16, 24, 24), 1e6, 46.0), TypeError, "tokens"),
         (lambda: mrope_fastest_turn("abc", 1e6), TypeError, "mrope_section"),

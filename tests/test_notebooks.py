@@ -131,7 +131,8 @@ def run_setup_cell(versions: dict[str, str | None]) -> tuple[list[list[str]], st
     for original, stub in [
         ("subprocess.run(", "calls.append("), (", check=True)", ")"),
         ("importlib.util.find_spec(name) is None", "versions[name] is None"),
-        ('importlib.metadata.version(name.replace("_", "-"))', "versions[name]"),
+        ('importlib.metadata.version(DISTRIBUTION.get(name, name.replace("_", "-")))',
+         "versions[name]"),
     ]:
         assert original in source, original
         source = source.replace(original, stub)
@@ -148,7 +149,7 @@ def test_contributing_shows_the_current_setup_cell() -> None:
 
 
 READY = {"posenc_lib": "0.1.0", "torch": "2.13.0", "plotly": "7.1.0", "anywidget": "0.11.0",
-         "transformers": "5.25.0"}
+         "transformers": "5.25.0", "PIL": "12.0.0"}
 
 
 def test_setup_cell_installs_nothing_when_the_book_set_is_importable() -> None:
@@ -160,7 +161,8 @@ def test_setup_cell_installs_nothing_when_the_book_set_is_importable() -> None:
 
 
 @pytest.mark.parametrize("module, version", [("posenc_lib", None), ("anywidget", None),
-                                             ("transformers", None), ("transformers", "4.57.1")])
+                                             ("transformers", None), ("transformers", "4.57.1"),
+                                             ("PIL", None), ("PIL", "9.5.0")])
 def test_setup_cell_installs_the_book_extra_when_a_module_is_missing_or_old(
     module: str, version: str | None
 ) -> None:

@@ -20,7 +20,6 @@ __all__ = [
     "IMAGE_SIZES",
     "MROPE_MODELS",
     "mrope_axes_figure",
-    "mrope_fastest_turn",
     "mrope_fastest_turn_figure",
     "mrope_section_grid",
     "mrope_sections_figure",
@@ -538,46 +537,8 @@ def mrope_sections_figure(
     return _style(fig, title(section), height=640)
 
 
-def mrope_fastest_turn(
-    mrope_section: Sequence[int], base: float, tokens: int = 46, *, interleaved: bool = False
-) -> dict[str, np.ndarray]:
-    """Angle of the fastest height pair and the fastest width pair across an image, per offset.
-
-    Inside one image every token has the same time id, so only the height and width ids vary: a
-    token ``k`` rows (columns) from the first turns the fastest pair reading height (width) by
-    ``k·θ_fast``, with ``θ_i = base^(−2i/d)``, ``d = 2·sum(mrope_section)``, the largest ``θ_i``
-    among the pairs of that axis (:func:`posenc_lib.multimodal.mrope_axis_map`).
-
-    Parameters
-    ----------
-    mrope_section : sequence of int
-        ``(s_t, s_h, s_w)``, e.g. Qwen2-VL's ``(16, 24, 24)``.
-    base : float
-        ``rope_theta`` (> 1).
-    tokens : int
-        Side of the image in merged tokens (2 … 4096); offsets run ``0 … tokens − 1``.
-    interleaved : bool
-        MRoPE-I's interleaved axis map (Qwen3-VL) instead of contiguous sections.
-
-    Returns
-    -------
-    dict
-        ``{"h": (tokens,) array, "w": (tokens,) array}`` of angles in radians, unwrapped:
-        entry ``k`` is the fastest pair's angle ``k`` rows (columns) from the first.
-    """
-    section = mm._check_section(mrope_section)
-    base = _base(base)
-    tokens = _int(tokens, "tokens", 2, 4096)
-    interleaved = _bool(interleaved, "interleaved")
-    axes = _np(mm.mrope_axis_map(section, interleaved=interleaved))
-    theta = _np(rope.rope_inv_freq(2 * sum(section), base)).astype(np.float64)
-    offsets = np.arange(tokens, dtype=np.float64)
-    out = {}
-    for a, name in ((1, "h"), (2, "w")):
-        if not (axes == a).any():
-            raise ValueError(f"mrope_section gives no pair to the {name} axis: {section}")
-        out[name] = offsets * float(theta[axes == a].max())
-    return out
+def _mrope_turn_np(*args: Any, **kwargs: Any) -> dict[str, np.ndarray]:
+    return {k: v.numpy() for k, v in mm.mrope_fastest_turn(*args, **kwargs).items()}
 
 
 def mrope_fastest_turn_figure(
@@ -585,7 +546,7 @@ def mrope_fastest_turn_figure(
 ) -> go.Figure:
     """How far the fastest height and width pairs of M-RoPE turn across one image, per model.
 
-    One panel per model: the angle :func:`mrope_fastest_turn` of the fastest pair reading height
+    One panel per model: the angle :func:`posenc_lib.multimodal.mrope_fastest_turn` of the fastest pair reading height
     and of the fastest pair reading width, against the offset from the first row (column), on a
     log scale, with a dashed line at one full turn (2π).
 
@@ -613,7 +574,7 @@ def mrope_fastest_turn_figure(
             raise TypeError(f"models[{i}] must be a tuple (label, mrope_section, interleaved, "
                             f"rope_theta), got {row!r}")
     tokens = _int(tokens, "tokens", 2, 4096)
-    turns = [mrope_fastest_turn(row[1], _base(row[3], f"models[{i}] rope_theta"), tokens,
+    turns = [_mrope_turn_np(row[1], _base(row[3], f"models[{i}] rope_theta"), tokens,
                                 interleaved=_bool(row[2], f"models[{i}] interleaved"))
              for i, row in enumerate(models)]
     fig = make_subplots(rows=1, cols=len(models), shared_yaxes=True, horizontal_spacing=0.06,
