@@ -93,7 +93,7 @@ def setup_cell_source(
         "\n"
         f'LIBRARY = "{requirement}"\n'
         f'WRITTEN_FOR = "{version or library_version()}"\n'
-        "# What the chapters need (PIL: for transformers' image processors), oldest major version:\n"
+        "# What the chapters need, with the oldest major version they work with:\n"
         f"NEEDS = {BOOK_MODULES!r}\n"
         f"DISTRIBUTION = {DISTRIBUTIONS!r}\n"
         "\n"

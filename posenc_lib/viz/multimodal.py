@@ -546,9 +546,9 @@ def mrope_fastest_turn_figure(
 ) -> go.Figure:
     """How far the fastest height and width pairs of M-RoPE turn across one image, per model.
 
-    One panel per model: the angle :func:`posenc_lib.multimodal.mrope_fastest_turn` of the fastest pair reading height
-    and of the fastest pair reading width, against the offset from the first row (column), on a
-    log scale, with a dashed line at one full turn (2π).
+    One panel per model: the angle :func:`posenc_lib.multimodal.mrope_fastest_turn` of the
+    fastest pair reading height and of the fastest pair reading width, against the offset from
+    the first row (column), on a log scale, with a dashed line at one full turn (2π).
 
     Parameters
     ----------
