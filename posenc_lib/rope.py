@@ -616,6 +616,18 @@ def interleaved_to_half_permutation(dim: int) -> torch.Tensor:
     return torch.cat((torch.arange(0, dim, 2), torch.arange(1, dim, 2)))
 
 
+def _check_compute_dtype(value: object) -> torch.dtype | None:
+    if value is None:
+        return None
+    if not isinstance(value, torch.dtype):
+        raise TypeError(
+            f"compute_dtype must be None, torch.float32 or torch.float64, got {value!r}"
+        )
+    if value not in (torch.float32, torch.float64):
+        raise ValueError(f"compute_dtype must be None, torch.float32 or torch.float64, got {value}")
+    return value
+
+
 class RotaryEmbedding(nn.Module):
     """RoPE as a layer: ``forward(q, k, positions=None, *, offset=0) -> (q_rot, k_rot)``.
 
@@ -685,6 +697,14 @@ class RotaryEmbedding(nn.Module):
         :meth:`reserve`); 0 (default) reserves nothing: integer positions on the CPU then grow
         the table as needed, positions on another device are computed directly. At most
         ``MAX_ELEMENTS // dim``.
+    compute_dtype : torch.dtype, optional
+        The least precise dtype the rotation is computed in. ``None`` (default): the real
+        conventions compute in the inputs' dtype with tables rounded to it (bfloat16 inputs:
+        bfloat16 tables and bfloat16 products, as transformers' Llama does); ``"complex"``
+        computes half inputs in float32 (as Meta's code does). ``torch.float32`` or
+        ``torch.float64``: inputs of a less precise dtype are upcast, rotated with tables of
+        this dtype and rounded **once** to their own dtype at the end (as the ``apply_rope_*``
+        functions do); more precise inputs keep their dtype.
 
     Notes
     -----
@@ -727,9 +747,11 @@ class RotaryEmbedding(nn.Module):
         convention: str = "half",
         attention_scaling: float = 1.0,
         max_positions: int = 0,
+        compute_dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
         self.dim = check_dim(dim)
+        self.compute_dtype = compute_dtype  # validated by __setattr__
         self.base = resolve_base(base, inv_freq)
         self.convention = check_choice(convention, "convention", CONVENTIONS)
         self.attention_scaling = attention_scaling  # validated by __setattr__
@@ -776,6 +798,8 @@ class RotaryEmbedding(nn.Module):
                 self.__dict__["_device"] = value.device  # the module follows its spectrum
         elif name == "attention_scaling":
             value = check_positive(value, "attention_scaling")
+        elif name == "compute_dtype":
+            value = _check_compute_dtype(value)
         elif name == "convention" and "convention" in self.__dict__:
             value = check_choice(value, "convention", CONVENTIONS)
         super().__setattr__(name, value)  # type: ignore[arg-type]  # validated above
@@ -783,9 +807,10 @@ class RotaryEmbedding(nn.Module):
             self.reset_tables()
 
     def extra_repr(self) -> str:
+        extra = "" if self.compute_dtype is None else f", compute_dtype={self.compute_dtype}"
         return (
             f"dim={self.dim}, base={self.base}, convention={self.convention!r}, "
-            f"reserved={self.reserved}"
+            f"reserved={self.reserved}{extra}"
         )
 
     def reset_tables(self) -> None:
@@ -803,7 +828,7 @@ class RotaryEmbedding(nn.Module):
         device : torch.device or str
             Device of the table.
         dtype : torch.dtype
-            Working dtype of the table.
+            Dtype of the inputs the table serves.
 
         Returns
         -------
@@ -813,7 +838,7 @@ class RotaryEmbedding(nn.Module):
         checked = check_device(device)
         dtype = check_dtype(dtype)
         where = self._device if checked is None else checked
-        table = self._tables.get(self._key(where, dtype))
+        table = self._tables.get(self._key(where, self._work_dtype_for(dtype)))
         return 0 if table is None else table[0].shape[0]
 
     # --- building -------------------------------------------------------------------------------
@@ -1017,7 +1042,11 @@ class RotaryEmbedding(nn.Module):
 
     def _work_dtype_for(self, dtype: torch.dtype) -> torch.dtype:
         # The complex convention rotates half inputs in float32 (complex half is not supported).
-        return compute_dtype(dtype) if self.convention == "complex" else dtype
+        work = compute_dtype(dtype) if self.convention == "complex" else dtype
+        least = self.compute_dtype
+        if least is not None and work.itemsize < least.itemsize:
+            return least  # upcast; the result is rounded once to the input dtype in _rotate
+        return work
 
     def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]  # nn.Module's signature
         # .half()/.to(dtype) would round the spectrum: move it to the new device, keep float64,
@@ -1049,11 +1078,13 @@ class RotaryEmbedding(nn.Module):
         return source
 
     def _rotate(self, x: torch.Tensor, tables: tuple[torch.Tensor, ...]) -> torch.Tensor:
-        if self.convention == "half":
-            return _rotate_half_layout(x, tables[0], tables[1])
-        if self.convention == "interleaved":
-            return _rotate_interleaved_layout(x, tables[0], tables[1])
-        return _rotate_complex(x, tables[0])
+        if self.convention == "complex":
+            return _rotate_complex(x, tables[0])
+        rotate = _rotate_half_layout if self.convention == "half" else _rotate_interleaved_layout
+        if tables[0].dtype == x.dtype:
+            return rotate(x, tables[0], tables[1])
+        # compute_dtype above the input's: rotate upcast, round once.
+        return rotate(x.to(tables[0].dtype), tables[0], tables[1]).to(x.dtype)
 
     def _check_positions(
         self, positions: object, q: torch.Tensor, k: torch.Tensor, seq: int

@@ -342,3 +342,56 @@ def test_no_float64_tensor_is_made_on_a_device_without_float64(
         assert torch.equal(layer.inv_freq, rope_module.rope_inv_freq(16))
         fresh = RotaryEmbedding(16, convention=convention)
         assert torch.equal(layer(Q, Q, offset=5)[0], fresh(Q, Q, offset=5)[0])
+
+
+@pytest.mark.parametrize("convention", ["half", "interleaved"])
+def test_compute_dtype_float32_rounds_bf16_inputs_once(convention: str) -> None:
+    # Default: bf16 tables and bf16 products (as transformers' Llama); compute_dtype=float32:
+    # the exact rotation rounded once to bf16, like apply_rope_*. Ignoring compute_dtype fails the
+    # first assert; upcasting by default fails the last.
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 64, 32).bfloat16()
+    exact = RotaryEmbedding(32, convention=convention)(x.double(), x.double(), offset=900)[0]
+    once = exact.to(torch.bfloat16)
+    upcast = RotaryEmbedding(32, convention=convention, compute_dtype=torch.float32)
+    default = RotaryEmbedding(32, convention=convention)
+    up_out, default_out = upcast(x, x, offset=900)[0], default(x, x, offset=900)[0]
+    assert up_out.dtype == default_out.dtype == torch.bfloat16
+    assert (up_out == once).float().mean() > 0.999
+    assert (default_out == once).float().mean() < 0.9
+    # The same on the explicit-positions path, and the table it keeps is float32.
+    ids = torch.arange(900, 964).expand(2, 64)
+    assert (upcast(x, x, ids)[0] == once).float().mean() > 0.999
+    assert upcast.capacity(dtype=torch.bfloat16) >= 964
+    assert upcast.cos_sin(4, dtype=torch.bfloat16)[0].dtype == torch.float32
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_compute_dtype_never_lowers_precision(convention: str) -> None:
+    x32 = torch.randn(1, 2, 8, 16)
+    for x in (x32, x32.double()):
+        plain = RotaryEmbedding(16, convention=convention)(x, x, offset=5)[0]
+        up = RotaryEmbedding(16, convention=convention, compute_dtype=torch.float32)(
+            x, x, offset=5)[0]
+        assert up.dtype == x.dtype and torch.equal(up, plain)
+
+
+def test_compute_dtype_rejects_what_it_cannot_use() -> None:
+    with pytest.raises(ValueError, match="compute_dtype"):
+        RotaryEmbedding(16, compute_dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match="compute_dtype"):
+        RotaryEmbedding(16, compute_dtype="float32")  # type: ignore[arg-type]
+    layer = RotaryEmbedding(16)
+    with pytest.raises(ValueError, match="compute_dtype"):
+        layer.compute_dtype = torch.int64
+    assert "compute_dtype=torch.float32" in repr(RotaryEmbedding(16, compute_dtype=torch.float32))
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_the_upcast_paths_read_no_device_value(convention: str) -> None:
+    layer = RotaryEmbedding(16, convention=convention, compute_dtype=torch.float32)
+    q = Q.bfloat16()
+    for name, call in {"offset": lambda: layer(q, q, offset=100),
+                       "ids": lambda: layer(q, q, torch.tensor([[0, 0, 1], [5, 6, 7]]))}.items():
+        call()
+        assert count_host_reads(call) == {}, name
