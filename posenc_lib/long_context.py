@@ -6,10 +6,11 @@
   (``θ' = θ/s``), blends the two, or scales it by more than ``s``;
 * :func:`all_ones_scores` — LLaMA 2 Long's curve: the score ``q·R_Δ k`` with all-ones ``q`` and
   ``k`` against the distance ``Δ``, optionally with xPos's per-pair decay;
-* :func:`first_negative_distance`, :func:`base_bound_map`, :func:`smallest_passing_base` —
-  Men et al.'s "base bounds the context": the first distance at which
-  ``B(Δ) = Σ_i cos(Δ·θ_i)`` turns negative, which (base, length) pairs keep it non-negative up
-  to the length, and the smallest base that does;
+* :func:`first_negative_distance`, :func:`negative_offsets`, :func:`base_bound_map`,
+  :func:`smallest_passing_base` — Men et al.'s "base bounds the context": the first distance at
+  which ``B(Δ) = Σ_i cos(Δ·θ_i)`` turns negative, how many distances it is negative at and how
+  deep, which (base, length) pairs keep it non-negative up to the length, and the smallest base
+  that does;
 * :func:`mean_angle_step`, :func:`mean_angle_step_limit`, :func:`consecutive_angle`,
   :func:`hermitian_sine`, :func:`hermitian_sine_limit` — the granularity argument of LLaMA 2
   Long's appendix (ABF versus PI);
@@ -51,6 +52,7 @@ __all__ = [
     "interpolation_error",
     "mean_angle_step",
     "mean_angle_step_limit",
+    "negative_offsets",
     "pair_bands",
     "paper_granularity_constant",
     "pi_extrapolation_bound",
@@ -559,6 +561,56 @@ def first_negative_distance(inv_freq: torch.Tensor, horizon: int) -> int | None:
         if negative.numel():
             return start + int(negative[0])
     return None
+
+
+def negative_offsets(inv_freq: torch.Tensor, horizon: int) -> tuple[int, float]:
+    """How often and how deeply ``B(Δ) = Σ_i cos(Δ·θ_i)`` is negative on ``0 … horizon``.
+
+    :func:`first_negative_distance` gives Men et al.'s (2024) pass/fail verdict; this gives its
+    size: the number of offsets with ``B(Δ) < 0`` and the smallest value of ``B(Δ)/B(0)``
+    (``B(0) = d/2``). A base that fails at a handful of offsets by 1 % of ``B(0)`` and one that
+    fails at a tenth of them by 13 % get the same verdict but not the same numbers.
+
+    Parameters
+    ----------
+    inv_freq : torch.Tensor
+        Shape ``(d/2,)``, the spectrum ``θ_i``.
+    horizon : int
+        Largest distance checked, ``1 … 2**20``.
+
+    Returns
+    -------
+    tuple of (int, float)
+        The count of ``Δ`` in ``0 … horizon`` with ``B(Δ) < 0`` (0 when the base passes), and
+        ``min_Δ B(Δ)/B(0)`` over the same range (negative exactly when the count is positive).
+
+    Raises
+    ------
+    TypeError
+        If ``inv_freq`` is not a real tensor or ``horizon`` not an integer.
+    ValueError
+        If ``horizon`` is out of range or ``inv_freq`` is not a non-empty 1-D spectrum.
+
+    Examples
+    --------
+    >>> from posenc_lib import rope_inv_freq
+    >>> count, depth = negative_offsets(rope_inv_freq(128, 1e6), 32768)
+    >>> count, round(depth, 3)
+    (4, -0.012)
+    """
+    theta = check_inv_freq(inv_freq)
+    if theta.numel() == 0:
+        raise ValueError("inv_freq must hold at least one pair, got an empty tensor")
+    horizon = check_int(horizon, "horizon", minimum=1, what="an integer in [1, 1048576]")
+    if horizon > 1 << 20:
+        raise ValueError(f"horizon must be an integer in [1, 1048576], got {horizon}")
+    count, lowest = 0, math.inf
+    for start in range(0, horizon + 1, _CHUNK):
+        d = torch.arange(start, min(start + _CHUNK, horizon + 1), dtype=torch.float64)
+        b = torch.cos(d[:, None] * theta).sum(-1)
+        count += int((b < 0).sum())
+        lowest = min(lowest, float(b.min()))
+    return count, lowest / theta.numel()
 
 
 def base_bound_map(

@@ -199,6 +199,7 @@ def same_offset_gaps(
     dim: int = 1,
     *,
     position: int = 0,
+    dtype: torch.dtype | None = torch.float64,
 ) -> torch.Tensor:
     """``‖PE(position+k) − PE(position)‖`` in tables of different lengths ``L``.
 
@@ -208,7 +209,8 @@ def same_offset_gaps(
     Parameters
     ----------
     encoding
-        ``encoding(seq_len, dim) -> (seq_len, dim)``, e.g. ``normalized_encoding``.
+        ``encoding(seq_len, dim, dtype=dtype) -> (seq_len, dim)``, e.g. ``normalized_encoding``
+        (called as ``encoding(seq_len, dim)`` when ``dtype`` is None).
     offset
         The offset ``k`` (>= 0).
     lengths
@@ -217,6 +219,9 @@ def same_offset_gaps(
         Feature dimension passed to ``encoding``.
     position
         The first position ``m`` (>= 0).
+    dtype
+        The dtype the tables are built in (default float64, so that the gaps carry no float32
+        rounding); None leaves it to ``encoding``'s default.
 
     Returns
     -------
@@ -225,6 +230,7 @@ def same_offset_gaps(
     """
     if not callable(encoding):
         raise TypeError("encoding must be callable as encoding(seq_len, dim)")
+    kwargs = {} if dtype is None else {"dtype": check_dtype(dtype)}
     k = check_int(offset, "offset", minimum=0, what="an integer >= 0")
     p = check_int(position, "position", minimum=0, what="an integer >= 0")
     lengths = [check_length(n, "lengths[i]")
@@ -238,7 +244,7 @@ def same_offset_gaps(
     for n in lengths:
         if p + k >= n:
             raise ValueError(f"each length must exceed position + offset = {p + k}, got {n}")
-        t = _table(encoding(n, dim))
+        t = _table(encoding(n, dim, **kwargs))
         gaps.append(float((t[p + k] - t[p]).norm()))
     return torch.tensor(gaps, dtype=torch.float64)
 

@@ -1902,7 +1902,8 @@ from posenc_lib.architectures._rotary import has_rotary_module  # noqa: E402
 
 def test_table_cells_on_released_configs() -> None:
     """Gemma 3 12B's plan reads "LLLLLG ×8" with per-kind cells; Phi-3.5's window never binds;
-    Kimi K2's YaRN shows its β 1/1 and DeepSeek-V3's (32/1) does not; gpt-oss's temperature is
+    Kimi K2's YaRN shows its β 1/1 and DeepSeek-V3's (32/1) does not; Phi-3.5's LongRoPE shows
+    its short/long switch at any length; gpt-oss's temperature is
     cos/sin × a with a² on the logit (mutations: a window counted regardless of the limit, the
     usual β printed, a² replaced by a)."""
     gemma = position_plan(published_config("Gemma 3 12B"))
@@ -1921,6 +1922,12 @@ def test_table_cells_on_released_configs() -> None:
     kimi = position_plan(published_config("Kimi K2"))[0]
     assert _table.scaling_cell(kimi) == "yarn ×32, β 1/1"
     assert _table.scaling_cell(position_plan(PRESET_CONFIGS["DeepSeek-V3"])[0]) == "yarn ×40"
+    # LongRoPE: the cell states the switch (the plan says which table a given length uses)
+    for length in (None, 4096, 4097):
+        phi_at = position_plan(published_config("Phi-3.5-mini"), seq_len=length)[0]
+        assert _table.scaling_cell(phi_at) == "longrope: short ≤ 4 096 < long"
+    fixed = dataclasses.replace(phi[0], scaling="longrope short factors (as PhiMoE computes them)")
+    assert _table.scaling_cell(fixed) == "longrope short factors"
     oss = position_plan(published_config("gpt-oss-20b"))[0]
     a = 0.1 * math.log(32) + 1
     assert _table.temperature_cell(oss) == f"cos/sin × {a:.3f}"

@@ -263,6 +263,41 @@ def test_first_negative_distance_and_base_bound_map_reproduce_men_et_al() -> Non
         base_bound_map(128, bases[:2], torch.tensor([2**21]))
 
 
+def test_negative_offsets_counts_and_depths() -> None:
+    from posenc_lib.long_context import first_negative_distance, negative_offsets
+
+    # Qwen2.5 (b = 1e6) at 32 768: 4 offsets, 27 115 … 28 316, by 1.2 % of B(0).
+    count, depth = negative_offsets(rope_inv_freq(128, 1e6), 32768)
+    assert count == 4 and depth == pytest.approx(-0.01211, abs=1e-4)
+    # Llama 2 (b = 1e4) at 4 096: 420 offsets, by 13 %; LLaMA 2 Long (5e5) at 32 768: 57, by 6.3 %.
+    count, depth = negative_offsets(rope_inv_freq(128, 1e4), 4096)
+    assert count == 420 and depth == pytest.approx(-0.13067, abs=1e-4)
+    count, depth = negative_offsets(rope_inv_freq(128, 5e5), 32768)
+    assert count == 57 and depth == pytest.approx(-0.06315, abs=1e-4)
+    # a passing base: no negative offset and a positive minimum; across chunk boundaries the
+    # count equals a direct scan
+    count, depth = negative_offsets(rope_inv_freq(128, 1e6), 16384)
+    assert count == 0 and depth > 0
+    theta = rope_inv_freq(64, 3e3)
+    r = torch.arange(20001.0)
+    direct = torch.cos(r[:, None] * theta).sum(-1)
+    count, depth = negative_offsets(theta, 20000)
+    assert count == int((direct < 0).sum()) > 0
+    assert depth == pytest.approx(direct.min().item() / 32, abs=1e-12)
+    assert (count > 0) == (first_negative_distance(theta, 20000) is not None)
+    # the horizon is inclusive: B(1707) < 0 at b = 1e4 is the first negative offset
+    assert negative_offsets(rope_inv_freq(128, 1e4), 1706)[0] == 0
+    assert negative_offsets(rope_inv_freq(128, 1e4), 1707)[0] == 1
+    with pytest.raises(ValueError, match="horizon"):
+        negative_offsets(theta, 0)
+    with pytest.raises(ValueError, match="horizon"):
+        negative_offsets(theta, 2**20 + 1)
+    with pytest.raises(TypeError, match="inv_freq"):
+        negative_offsets([1.0, 0.1], 10)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="inv_freq"):
+        negative_offsets(torch.zeros(0, dtype=torch.float64), 10)
+
+
 def test_base_bound_figure_draws_the_map_and_models() -> None:
     from posenc_lib.viz.long_context import base_bound_figure
 

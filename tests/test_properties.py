@@ -63,7 +63,8 @@ def test_integer_encoding_is_unbounded_but_translation_invariant():
 def test_normalized_gap_depends_on_length():
     gaps = same_offset_gaps(normalized_encoding, 1, [10, 1000], dim=1)
     assert torch.allclose(gaps, torch.tensor([1 / 9, 1 / 999], dtype=F64), rtol=1e-6)
-    sin_gaps = same_offset_gaps(lambda n, d: sinusoidal_table(n, d, dtype=F64), 3, [10, 1000], 8)
+    sin_gaps = same_offset_gaps(lambda n, d: sinusoidal_table(n, d, dtype=F64), 3, [10, 1000], 8,
+                                dtype=None)
     assert sin_gaps[0] == pytest.approx(float(sin_gaps[1]), abs=1e-12)
     with pytest.raises(ValueError, match="exceed"):
         same_offset_gaps(normalized_encoding, 5, [5], 1)
@@ -71,6 +72,17 @@ def test_normalized_gap_depends_on_length():
         same_offset_gaps(normalized_encoding, 1, [], 1)
     with pytest.raises(TypeError, match="callable"):
         same_offset_gaps("normalized", 1, [10], 1)
+    with pytest.raises(TypeError, match="dtype"):
+        same_offset_gaps(normalized_encoding, 1, [10], 1, dtype=torch.int64)
+
+
+def test_same_offset_gaps_are_built_in_float64() -> None:
+    # √16 · 1/9 = 4/9 exactly up to float64 rounding; a float32 table gives 0.44444445 (error 3e-9).
+    gaps = same_offset_gaps(normalized_encoding, 1, [10, 1000], dim=16)
+    assert gaps.dtype == F64
+    assert abs(gaps[0].item() - 4 / 9) < 1e-12 and abs(gaps[1].item() - 4 / 999) < 1e-12
+    gaps32 = same_offset_gaps(normalized_encoding, 1, [10], dim=16, dtype=torch.float32)
+    assert abs(gaps32[0].item() - 4 / 9) > 1e-9  # the float32 build the default avoids
 
 
 def test_binary_steps_jump():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 from .._validation import _describe
@@ -267,10 +268,17 @@ def window_cell(entry: LayerPosition, max_length: int | None = None) -> str:
     return text if window_binds(entry, max_length) else f"{text} ≥ max. length: never binds"
 
 
+# _families._scaling_text's wording for a LongRoPE table chosen by length: "L ≤ 4 096;" or
+# "L = 5000 > 4 096)"; the group is the original length (PhiMoE's fixed table does not match).
+_LONGROPE_SWITCH = re.compile(r"\(L (?:= \d+ )?[≤>] ([\d ]+)[;)]")
+
+
 def scaling_cell(entry: LayerPosition) -> str:
     """The rope type and factor (``"yarn ×32"``), with YaRN's β when it is not the usual 32/1.
 
-    Kimi K2 reads ``"yarn ×32, β 1/1"``; a layer without scaling reads ``"none"``.
+    Kimi K2 reads ``"yarn ×32, β 1/1"``; a layer without scaling reads ``"none"``. A LongRoPE
+    layer that switches tables at its original length reads ``"longrope: short ≤ 4 096 < long"``
+    (Phi-3.5-mini), whatever ``seq_len`` the plan was made for.
 
     Parameters
     ----------
@@ -282,6 +290,9 @@ def scaling_cell(entry: LayerPosition) -> str:
     str
     """
     _check_entry(entry)
+    switch = _LONGROPE_SWITCH.search(entry.scaling or "")
+    if entry.rope_type == "longrope" and switch is not None:
+        return f"longrope: short ≤ {switch.group(1)} < long"
     head, *rest = (entry.scaling or "none").split(", ")
     betas = [r for r in rest if r.startswith("β ") and r != "β 32/1"]
     return ", ".join([head.split(" (")[0], *betas])
