@@ -697,14 +697,15 @@ class RotaryEmbedding(nn.Module):
         :meth:`reserve`); 0 (default) reserves nothing: integer positions on the CPU then grow
         the table as needed, positions on another device are computed directly. At most
         ``MAX_ELEMENTS // dim``.
-    compute_dtype : torch.dtype, optional
-        The least precise dtype the rotation is computed in. ``None`` (default): the real
-        conventions compute in the inputs' dtype with tables rounded to it (bfloat16 inputs:
-        bfloat16 tables and bfloat16 products, as transformers' Llama does); ``"complex"``
-        computes half inputs in float32 (as Meta's code does). ``torch.float32`` or
-        ``torch.float64``: inputs of a less precise dtype are upcast, rotated with tables of
-        this dtype and rounded **once** to their own dtype at the end (as the ``apply_rope_*``
-        functions do); more precise inputs keep their dtype.
+    compute_dtype : torch.dtype or None
+        The least precise dtype the rotation is computed in. ``torch.float32`` (default) or
+        ``torch.float64``: inputs of a less precise dtype (bfloat16, float16) are upcast,
+        rotated with tables of this dtype and rounded **once** to their own dtype at the end,
+        as the ``apply_rope_*`` functions and Meta's complex code do; more precise inputs keep
+        their dtype. ``None``: the real conventions compute in the inputs' dtype with tables
+        rounded to it (bfloat16 inputs: bfloat16 tables and bfloat16 products, as transformers'
+        Llama does; about a third of the outputs then differ from the once-rounded rotation);
+        ``"complex"`` still computes half inputs in float32.
 
     Notes
     -----
@@ -747,7 +748,7 @@ class RotaryEmbedding(nn.Module):
         convention: str = "half",
         attention_scaling: float = 1.0,
         max_positions: int = 0,
-        compute_dtype: torch.dtype | None = None,
+        compute_dtype: torch.dtype | None = torch.float32,
     ) -> None:
         super().__init__()
         self.dim = check_dim(dim)
@@ -807,7 +808,7 @@ class RotaryEmbedding(nn.Module):
             self.reset_tables()
 
     def extra_repr(self) -> str:
-        extra = "" if self.compute_dtype is None else f", compute_dtype={self.compute_dtype}"
+        extra = "" if self.compute_dtype == torch.float32 else f", compute_dtype={self.compute_dtype}"
         return (
             f"dim={self.dim}, base={self.base}, convention={self.convention!r}, "
             f"reserved={self.reserved}{extra}"

@@ -268,8 +268,13 @@ def test_module_caches_tables_per_length_device_and_dtype() -> None:
     first = layer.cos_sin(5, "cpu", torch.float32)
     layer(q, q)
     assert layer.table_builds == 1  # reused, not rebuilt
-    cos16 = layer.cos_sin(5, "cpu", torch.float16)[0]
-    assert cos16.dtype == torch.float16 and layer.table_builds == 2
+    # By default half inputs are rotated with the float32 table: no second table.
+    assert layer.cos_sin(5, "cpu", torch.float16)[0].dtype == torch.float32
+    assert layer.table_builds == 1
+    hf_like = RotaryEmbedding(8, compute_dtype=None)  # tables in the inputs' own dtype
+    hf_like(q, q)
+    cos16 = hf_like.cos_sin(5, "cpu", torch.float16)[0]
+    assert cos16.dtype == torch.float16 and hf_like.table_builds == 2
     assert torch.equal(cos16, first[0].to(torch.float16))
     layer.double()  # moving the module drops stale tables
     assert layer.inv_freq.dtype == torch.float64
@@ -533,10 +538,14 @@ def test_bfloat16_paths_that_compute_in_float32_round_once() -> None:
         assert (out != inter_ref).sum() < q.numel() / 10_000
         ulp = torch.finfo(torch.bfloat16).eps * inter_ref.double().abs().clamp_min(1e-30)
         assert ((out.double() - inter_ref.double()).abs() <= ulp * 1.01).all()
-    # The table-driven half/interleaved module computes in bfloat16: not bit-exact, larger error.
+    # The module by default (float32 compute) rounds once: bit-exact like the functions.
+    for convention, ref in (("half", half_ref), ("interleaved", inter_ref)):
+        assert torch.equal(RotaryEmbedding(64, convention=convention)(q, q)[0], ref)
+    # With compute_dtype=None it computes in bfloat16 (transformers' arithmetic): not bit-exact,
+    # larger error.
     exact = apply_rope_half(q.double())
     for convention, ref in (("half", half_ref), ("interleaved", inter_ref)):
-        out = RotaryEmbedding(64, convention=convention)(q, q)[0]
+        out = RotaryEmbedding(64, convention=convention, compute_dtype=None)(q, q)[0]
         assert out.dtype == torch.bfloat16
         assert (out == ref).double().mean() < 0.9
         reference = exact if convention == "half" else apply_rope_interleaved(q.double())

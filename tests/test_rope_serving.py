@@ -346,19 +346,19 @@ def test_no_float64_tensor_is_made_on_a_device_without_float64(
 
 @pytest.mark.parametrize("convention", ["half", "interleaved"])
 def test_compute_dtype_float32_rounds_bf16_inputs_once(convention: str) -> None:
-    # Default: bf16 tables and bf16 products (as transformers' Llama); compute_dtype=float32:
-    # the exact rotation rounded once to bf16, like apply_rope_*. Ignoring compute_dtype fails the
-    # first assert; upcasting by default fails the last.
+    # Default (float32): the exact rotation rounded once to bf16, like apply_rope_*;
+    # compute_dtype=None: bf16 tables and bf16 products (as transformers' Llama). Ignoring
+    # compute_dtype fails one of the two share asserts.
     torch.manual_seed(0)
     x = torch.randn(2, 4, 64, 32).bfloat16()
     exact = RotaryEmbedding(32, convention=convention)(x.double(), x.double(), offset=900)[0]
     once = exact.to(torch.bfloat16)
-    upcast = RotaryEmbedding(32, convention=convention, compute_dtype=torch.float32)
-    default = RotaryEmbedding(32, convention=convention)
-    up_out, default_out = upcast(x, x, offset=900)[0], default(x, x, offset=900)[0]
-    assert up_out.dtype == default_out.dtype == torch.bfloat16
+    upcast = RotaryEmbedding(32, convention=convention)
+    hf_like = RotaryEmbedding(32, convention=convention, compute_dtype=None)
+    up_out, hf_out = upcast(x, x, offset=900)[0], hf_like(x, x, offset=900)[0]
+    assert up_out.dtype == hf_out.dtype == torch.bfloat16
     assert (up_out == once).float().mean() > 0.999
-    assert (default_out == once).float().mean() < 0.9
+    assert (hf_out == once).float().mean() < 0.9
     # The same on the explicit-positions path, and the table it keeps is float32.
     ids = torch.arange(900, 964).expand(2, 64)
     assert (upcast(x, x, ids)[0] == once).float().mean() > 0.999
@@ -370,9 +370,8 @@ def test_compute_dtype_float32_rounds_bf16_inputs_once(convention: str) -> None:
 def test_compute_dtype_never_lowers_precision(convention: str) -> None:
     x32 = torch.randn(1, 2, 8, 16)
     for x in (x32, x32.double()):
-        plain = RotaryEmbedding(16, convention=convention)(x, x, offset=5)[0]
-        up = RotaryEmbedding(16, convention=convention, compute_dtype=torch.float32)(
-            x, x, offset=5)[0]
+        plain = RotaryEmbedding(16, convention=convention, compute_dtype=None)(x, x, offset=5)[0]
+        up = RotaryEmbedding(16, convention=convention)(x, x, offset=5)[0]
         assert up.dtype == x.dtype and torch.equal(up, plain)
 
 
@@ -384,12 +383,13 @@ def test_compute_dtype_rejects_what_it_cannot_use() -> None:
     layer = RotaryEmbedding(16)
     with pytest.raises(ValueError, match="compute_dtype"):
         layer.compute_dtype = torch.int64
-    assert "compute_dtype=torch.float32" in repr(RotaryEmbedding(16, compute_dtype=torch.float32))
+    assert "compute_dtype=None" in repr(RotaryEmbedding(16, compute_dtype=None))
+    assert "compute_dtype" not in repr(RotaryEmbedding(16))  # the default is not repeated
 
 
 @pytest.mark.parametrize("convention", CONVENTIONS)
 def test_the_upcast_paths_read_no_device_value(convention: str) -> None:
-    layer = RotaryEmbedding(16, convention=convention, compute_dtype=torch.float32)
+    layer = RotaryEmbedding(16, convention=convention)  # float32 compute: the upcast path
     q = Q.bfloat16()
     for name, call in {"offset": lambda: layer(q, q, offset=100),
                        "ids": lambda: layer(q, q, torch.tensor([[0, 0, 1], [5, 6, 7]]))}.items():
