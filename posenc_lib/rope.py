@@ -808,7 +808,8 @@ class RotaryEmbedding(nn.Module):
             self.reset_tables()
 
     def extra_repr(self) -> str:
-        extra = "" if self.compute_dtype == torch.float32 else f", compute_dtype={self.compute_dtype}"
+        cdt = self.compute_dtype
+        extra = "" if cdt == torch.float32 else f", compute_dtype={cdt}"
         return (
             f"dim={self.dim}, base={self.base}, convention={self.convention!r}, "
             f"reserved={self.reserved}{extra}"
