@@ -42,6 +42,7 @@ from ._validation import (
     check_seed,
     check_size,
     compute_dtype,
+    resolve_base,
 )
 from .rope import rope_inv_freq
 
@@ -682,7 +683,7 @@ def apply_mrope(
     position_ids: torch.Tensor,
     mrope_section: Sequence[int],
     *,
-    base: float = 10000.0,
+    base: float | None = None,
     inv_freq: torch.Tensor | None = None,
     interleaved: bool = False,
 ) -> torch.Tensor:
@@ -700,10 +701,12 @@ def apply_mrope(
     mrope_section : sequence of int
         Pairs per axis, summing to ``dim // 2`` (Qwen2-VL: ``[16, 24, 24]``; Qwen3-VL:
         ``[24, 20, 20]`` interleaved).
-    base : float
-        Used for ``θ_i = base^(-2i/dim)`` when ``inv_freq`` is not given.
+    base : float, optional
+        ``rope_theta``, for ``θ_i = base^(-2i/dim)`` when ``inv_freq`` is not given. There is
+        no default: no M-RoPE model uses 10 000 (Qwen2-VL 1e6, released Qwen3-VL 5e6), and a
+        wrong base still passes every text-only check.
     inv_freq : torch.Tensor, optional
-        Shape ``(dim // 2,)``; overrides ``base``.
+        Shape ``(dim // 2,)``, instead of ``base``. Exactly one of the two is required.
     interleaved : bool
         MRoPE-I instead of contiguous sections.
 
@@ -711,10 +714,23 @@ def apply_mrope(
     -------
     torch.Tensor
         Same shape and dtype as ``x``.
+
+    Raises
+    ------
+    ValueError
+        If neither ``base`` nor ``inv_freq`` is given, or both are.
     """
     x, seq, dim = check_rope_input(x)
-    base = check_base(base)
-    inv_freq = rope_inv_freq(dim, base) if inv_freq is None else check_inv_freq(inv_freq, dim)
+    if base is None and inv_freq is None:
+        raise ValueError(
+            "apply_mrope needs base or inv_freq: give rope_theta, e.g. base=1e6 for "
+            "Qwen2-VL, 5e6 for released Qwen3-VL"
+        )
+    if inv_freq is None:
+        inv_freq = rope_inv_freq(dim, resolve_base(base, inv_freq))
+    else:
+        resolve_base(base, inv_freq)  # refuses a base passed with inv_freq
+        inv_freq = check_inv_freq(inv_freq, dim)
     pos = _check_position_ids(position_ids, seq)
     angles = mrope_angles(pos, inv_freq, mrope_section, interleaved=interleaved).to(x.device)
     work = compute_dtype(x.dtype)

@@ -23,6 +23,7 @@ from ._validation import (
     check_dtype,
     check_float_tensor,
     check_int,
+    check_inv_freq,
     check_length,
     check_positions,
     check_positive,
@@ -47,6 +48,8 @@ __all__ = [
     "dot_product_spread",
     "dot_products_at_offset",
     "float32_angle_errors",
+    "frequency_octave_rise",
+    "frequency_similarity",
     "learn_offset_head",
     "length_dependence",
     "logit_terms",
@@ -55,6 +58,7 @@ __all__ = [
     "min_pairwise_distance",
     "nearest_row_distances",
     "neighbour_distances",
+    "octave_means",
     "octave_rise",
     "offset_distances",
     "offset_head_accuracy",
@@ -494,6 +498,112 @@ def octave_rise(table: torch.Tensor) -> float:
     g = torch.stack([(t[:half] * t[r : r + half]).sum() for r in range(n_offsets)]) / norm_sq
     octaves = n_offsets.bit_length() - 1  # K = ⌊log₂(seq − M)⌋ >= 2
     means = torch.stack([g[2**k : 2 ** (k + 1)].mean() for k in range(octaves)])
+    return float((means[1:] - means[:-1]).max())
+
+
+def frequency_similarity(inv_freq: torch.Tensor, num_offsets: int) -> torch.Tensor:
+    """``g(r) = mean_i cos(r·θ_i)``: the similarity of equal-weight sine–cosine pairs at offset r.
+
+    For a table of pairs ``(sin mθ_i, cos mθ_i)``, ``PE(m)·PE(m+r) / ‖PE(m)‖²`` equals ``g(r)`` at
+    every position ``m``; this is its closed form, with no table built.
+
+    Parameters
+    ----------
+    inv_freq : torch.Tensor
+        ``(n_pairs,)`` the frequencies ``θ_i`` (radians per position), finite, at least one.
+    num_offsets : int
+        How many offsets, ``r = 0 … num_offsets − 1``; ``>= 1``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(num_offsets,)`` float64, ``g(0) = 1``.
+
+    Raises
+    ------
+    TypeError
+        If ``inv_freq`` is not a real tensor or ``num_offsets`` not an integer.
+    ValueError
+        If ``inv_freq`` is not 1-D, empty or not finite, or ``num_offsets < 1`` or
+        ``num_offsets · n_pairs`` exceeds the size limit.
+    """
+    theta = check_inv_freq(inv_freq, name="inv_freq")
+    if theta.numel() == 0:
+        raise ValueError("inv_freq must hold at least one frequency, got shape (0,)")
+    num_offsets = check_positive_int(num_offsets, "num_offsets")
+    check_size(("num_offsets", num_offsets), ("inv_freq", theta.numel()))
+    offsets = torch.arange(num_offsets, dtype=torch.float64)
+    return torch.cos(offsets[:, None] * theta).mean(-1)  # (num_offsets,)
+
+
+def octave_means(g: torch.Tensor, octaves: int) -> torch.Tensor:
+    """The mean of ``g`` over each octave of offsets ``2^k ≤ r < 2^(k+1)``, ``k < octaves``.
+
+    Parameters
+    ----------
+    g : torch.Tensor
+        ``(n,)`` a similarity indexed by offset ``r = 0 … n − 1``, ``n >= 2^octaves``.
+    octaves : int
+        The number of octaves, ``>= 1``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(octaves,)`` float64.
+
+    Raises
+    ------
+    TypeError
+        If ``g`` is not a floating tensor or ``octaves`` not an integer.
+    ValueError
+        If ``g`` is not 1-D, ``octaves < 1``, or ``g`` is shorter than ``2^octaves``.
+    """
+    g = check_float_tensor(g, "g")
+    if g.ndim != 1:
+        raise ValueError(f"g must be 1-D with shape (n,), got shape {tuple(g.shape)}")
+    octaves = check_int(octaves, "octaves", minimum=1)
+    if g.shape[0] < 2**octaves:
+        raise ValueError(
+            f"g must have at least 2^octaves = {2**octaves} offsets for octaves = {octaves}, "
+            f"got {g.shape[0]}"
+        )
+    g = g.to(torch.float64)
+    return torch.stack([g[2**k : 2 ** (k + 1)].mean() for k in range(octaves)])
+
+
+def frequency_octave_rise(inv_freq: torch.Tensor, max_offset: int = 2048) -> float:
+    """The largest climb of ``g``'s octave means over offsets ``r < max_offset``, from frequencies.
+
+    :func:`octave_rise` for equal-weight sine–cosine pairs, in closed form: ``g`` is
+    :func:`frequency_similarity`, its means over the octaves ``2^k ≤ r < 2^(k+1)``,
+    ``k < log₂ max_offset``, should fall (wish 4); the result is the largest
+    ``mean_(k+1) − mean_k``, negative when every octave falls. It depends on the window: a base
+    that falls at every octave up to ``max_offset = 2 048`` can climb back before 32 768.
+
+    Parameters
+    ----------
+    inv_freq : torch.Tensor
+        ``(n_pairs,)`` the frequencies ``θ_i``, finite, at least one.
+    max_offset : int
+        The offset window, a power of two ``>= 4`` (at least two octaves); default 2 048.
+
+    Returns
+    -------
+    float
+        The largest octave-to-octave rise of ``g`` in the window.
+
+    Raises
+    ------
+    TypeError
+        If ``inv_freq`` is not a real tensor or ``max_offset`` not an integer.
+    ValueError
+        If ``inv_freq`` is not 1-D, empty or not finite, or ``max_offset`` is not a power of two
+        ``>= 4``.
+    """
+    max_offset = check_int(max_offset, "max_offset", minimum=4)
+    if max_offset & (max_offset - 1):
+        raise ValueError(f"max_offset must be a power of two, got max_offset = {max_offset}")
+    means = octave_means(frequency_similarity(inv_freq, max_offset), max_offset.bit_length() - 1)
     return float((means[1:] - means[:-1]).max())
 
 

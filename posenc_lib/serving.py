@@ -905,6 +905,7 @@ def audit_positions(
     original_max_position: int | None = None,
     attn_implementation: str = "eager",
     encoding: str | None = None,
+    cache_ids: str | None = None,
 ) -> list[PositionIssue]:
     """Flag the position traps of a batch about to go through a transformers causal LM.
 
@@ -969,6 +970,14 @@ def audit_positions(
     ``None`` (the default) assumes nothing and flags every padded row. The other packing codes
     are about the mask and apply to every encoding.
 
+    A padded step *after a cache* with no ``position_ids`` under ``"rope"`` is right only if the
+    cache was numbered by column too (a common shift); if the prefill passed counted ids
+    (``position_ids_from_mask``), the step's column id is off by the row's pads. ``cache_ids``
+    says which: ``"column"`` passes such a row, ``"counted"`` flags it, and ``None`` (unknown,
+    the default) flags it as ``padding-without-ids`` with a message that the verdict depends on
+    how the prefill was numbered. Given ``position_ids`` are compared with the counted ones,
+    or with the column ids ``cache_length, cache_length + 1, …`` under ``cache_ids="column"``.
+
     A 4-D ``attention_mask`` is taken to be an explicit (block) mask and silences the other
     packing codes (its blocks are read only for ``packed-ids-not-restarted``; a sliding window of
     one key would read as documents of one token); on eager it must be additive
@@ -1007,6 +1016,11 @@ def audit_positions(
         traps apply), ``"flash_attention_2"`` or ``"flash_attention_3"``.
     encoding : str, optional
         ``"absolute"``, ``"rope"``, ``"alibi"`` or ``"nope"``; ``None`` when unknown.
+    cache_ids : str, optional
+        How the cached tokens were numbered: ``"counted"`` (``position_ids_from_mask``, as
+        ``generate`` does) or ``"column"`` (a forward without ``position_ids``); ``None`` when
+        unknown. Read only when ``cache_length > 0``: for a padded row with no ``position_ids``
+        under ``encoding="rope"`` with fixed frequencies, and for given ``position_ids``.
 
     Returns
     -------
@@ -1026,6 +1040,8 @@ def audit_positions(
     attn_implementation = check_choice(attn_implementation, "attn_implementation",
                                        _ATTN_IMPLEMENTATIONS)
     flash = attn_implementation.startswith("flash_attention")
+    if cache_ids is not None:
+        cache_ids = check_choice(cache_ids, "cache_ids", ("counted", "column"))
     if encoding is not None:
         encoding = check_choice(encoding, "encoding", _ENCODINGS)
         if encoding != "rope" and rope_type not in ("default", "none"):
@@ -1113,18 +1129,31 @@ def audit_positions(
         # breaks — unless the frequencies follow the largest id (dynamic NTK, LongRoPE's switch)
         # and the pads' column ids carry it past the training length.
         length_dependent = rope_type in ("dynamic", "longrope") and cache_length + seq > limit
+        advice = "pass position_ids_from_mask(attention_mask)[:, -seq:]"
         if encoding == "rope" and not length_dependent:
             seen = full_mask.cumsum(-1) > 0
-            padded = ((full_mask == 0) & seen).any(-1)
+            shifted = padded & ~((full_mask == 0) & seen).any(-1)  # pads before the first token
+            padded = padded & ~shifted
+            if cache_length > 0 and cache_ids == "counted":
+                flag("padding-without-ids", shifted,
+                     "a step without position_ids after a prefill with counted ids: the step's "
+                     "column id is off by the row's pads; " + advice)
+            elif cache_length > 0 and cache_ids is None:
+                flag("padding-without-ids", shifted,
+                     "a padded step without position_ids after a cache: right only if the "
+                     "prefill numbered columns too (a common shift), wrong if it passed counted "
+                     "ids; say cache_ids='column' or 'counted', or " + advice)
         flag("padding-without-ids", padded,
-             "padded rows without position_ids: forward numbers columns, pads included; pass "
-             "position_ids_from_mask(attention_mask)")
+             "padded rows without position_ids: forward numbers columns, pads included; "
+             + advice)
     packed = torch.zeros(batch, dtype=torch.bool)
     if position_ids is not None:
         step = position_ids[:, 1:] - position_ids[:, :-1]
         both_real = real[:, 1:] & real[:, :-1]
         packed = ((step <= 0) & both_real).any(-1)
-        expected = position_ids_from_mask(full_mask)[:, -seq:]
+        column_cache = cache_ids == "column" and cache_length > 0
+        expected = (torch.arange(cache_length, cache_length + seq).expand(batch, seq)
+                    if column_cache else position_ids_from_mask(full_mask)[:, -seq:])
         offset = (position_ids - expected).masked_fill(~real, 0)
         if encoding == "rope" and rope_type not in ("dynamic", "longrope") and cache_length == 0:
             # fixed frequencies see only offsets: one constant per row (on real tokens) is fine
@@ -1133,9 +1162,11 @@ def audit_positions(
         disagree = (offset != 0).any(-1) & ~packed & reads_ids
         jump = ((step > 1) & both_real).any(-1)
         flag("ids-disagree-with-mask", disagree & ~jump,
-             "position_ids differ from the real tokens counted by the mask (cache included): "
-             "expected position_ids_from_mask(mask)[:, -seq:], e.g. a chunk or cached prefix "
-             "must continue at the number of cached real tokens")
+             ("position_ids differ from the column ids of a cache numbered by column: "
+              f"expected {cache_length}, {cache_length + 1}, …") if column_cache else
+             ("position_ids differ from the real tokens counted by the mask (cache included): "
+              "expected position_ids_from_mask(mask)[:, -seq:], e.g. a chunk or cached prefix "
+              "must continue at the number of cached real tokens"))
         flag("ids-disagree-with-mask", disagree & jump,
              "position ids jump forward inside the row (a step > 1): the distances across the "
              "jump are too large, and with no mask and no cache eager and SDPA split the row "

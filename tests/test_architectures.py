@@ -837,8 +837,9 @@ def test_published_configs_print_the_model_s_plan() -> None:
         "mistral-7b-v0.1"]
     assert "longrope short factors (L ≤ 4 096; pass --seq-len for longer), cos/sin × 1.19" in out[
         "phi-3.5-mini-instruct"]
-    assert "longrope long factors (L = 5000 > 4 096)" in _cli(
-        str(FIXTURES / "phi-3.5-mini-instruct.json"), "--seq-len", "5000").stdout
+    # One digit grouping in a line: the length as the original ("L = 10000 > 4 096" before).
+    assert "longrope long factors (L = 10 000 > 4 096)" in _cli(
+        str(FIXTURES / "phi-3.5-mini-instruct.json"), "--seq-len", "10000").stdout
     oss = out["gpt-oss-20b"]
     assert "yarn ×32, β 32/1, original 4 096, no truncation, cos/sin × 1.347, window 128" in oss
 
@@ -1923,7 +1924,7 @@ def test_table_cells_on_released_configs() -> None:
     assert _table.scaling_cell(kimi) == "yarn ×32, β 1/1"
     assert _table.scaling_cell(position_plan(PRESET_CONFIGS["DeepSeek-V3"])[0]) == "yarn ×40"
     # LongRoPE: the cell states the switch (the plan says which table a given length uses)
-    for length in (None, 4096, 4097):
+    for length in (None, 4096, 4097, 10_000):
         phi_at = position_plan(published_config("Phi-3.5-mini"), seq_len=length)[0]
         assert _table.scaling_cell(phi_at) == "longrope: short ≤ 4 096 < long"
     fixed = dataclasses.replace(phi[0], scaling="longrope short factors (as PhiMoE computes them)")

@@ -865,3 +865,30 @@ def test_distance_profile_finds_the_copy_offset_and_js_distance() -> None:
         distance_profile(np.ones((2, 3)))
     with pytest.raises(ValueError, match="p and q"):
         jensen_shannon_distance(profile, profile[:4])
+
+
+def test_bos_lead_recovers_the_logit_lead_of_a_head_whose_other_keys_tie() -> None:
+    from posenc_lib.lab.results import bos_lead
+
+    seq, lead = 40, 0.9  # first key's logit 0.9 above the others: c = e^0.9 ≈ 2.46
+    logits = torch.randn(seq, generator=torch.Generator().manual_seed(0))[:, None].expand(seq, seq)
+    logits = logits.clone().double()  # query q gives its keys 1 … q a shared random logit b_q
+    logits[:, 0] += lead
+    logits = logits.masked_fill(torch.ones(seq, seq).triu(1).bool(), float("-inf"))
+    on_first = torch.softmax(logits, -1)[:, 0]  # (seq,) weight on key 0 for query q
+    c = bos_lead(on_first)
+    assert c.shape == (seq - 1,)
+    np.testing.assert_allclose(c, math.exp(lead), rtol=1e-12)  # c/(c + m - 1) with c = e^0.9
+    assert abs(on_first[9].item() - 2.4596 / (2.4596 + 9)) < 1e-4  # m = 10 keys, by hand
+    # the hand-built counting head (weight 1/m) has c = 1; a lead ln m gives c = m, not constant
+    m = np.arange(1, seq + 1, dtype=np.float64)
+    np.testing.assert_allclose(bos_lead(1 / m), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(bos_lead(m / (2 * m - 1))[None], m[None, 1:], rtol=1e-12)
+    # a batch of heads keeps its leading axes
+    assert bos_lead(np.stack([1 / m, 1 / m])).shape == (2, seq - 1)
+    with pytest.raises(ValueError, match="weights"):
+        bos_lead(np.array([1.0]))
+    with pytest.raises(ValueError, match="weights"):
+        bos_lead(np.array([1.0, 1.0, 0.5]))  # m = 2 with all weight on the first key
+    with pytest.raises(TypeError, match="weights"):
+        bos_lead(np.array([1, 0]))

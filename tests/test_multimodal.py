@@ -358,8 +358,9 @@ def test_text_only_mrope_is_1d_rope(
     x = torch.randn(3, 5, dim, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
     positions = torch.arange(start, start + 5)
     ids = positions.expand(3, -1)
-    torch.testing.assert_close(apply_mrope(x, ids, list(section), interleaved=interleaved),
-                               P.apply_rope_half(x, positions), atol=1e-12, rtol=0)
+    torch.testing.assert_close(
+        apply_mrope(x, ids, list(section), base=1e6, interleaved=interleaved),
+        P.apply_rope_half(x, positions, base=1e6), atol=1e-12, rtol=0)
 
 
 @given(section=st.tuples(st.integers(0, 12), st.integers(0, 12), st.integers(0, 12)).filter(
@@ -594,10 +595,16 @@ def test_interleaved_section_transformers_would_silently_change_is_refused() -> 
     (lambda: mrope_axis_map([1, 2]), ValueError, r"mrope_section must have three"),
     (lambda: mrope_axis_map("abc"), TypeError, r"mrope_section must be a sequence"),
     (lambda: mrope_axis_map([1, 4, 1], interleaved=True), ValueError, r"cannot be interleaved"),
-    (lambda: apply_mrope(torch.zeros(2, 8), torch.zeros(3, 2), [1, 1, 1]), ValueError,
+    (lambda: apply_mrope(torch.zeros(2, 8), torch.zeros(3, 2), [1, 1, 1], base=1e6), ValueError,
      r"sum\(mrope_section\) must equal len\(inv_freq\) = dim // 2 = 4, got 3"),
-    (lambda: apply_mrope(torch.zeros(2, 8), torch.zeros(2, 2), [2, 1, 1]), ValueError,
+    (lambda: apply_mrope(torch.zeros(2, 8), torch.zeros(2, 2), [2, 1, 1], base=1e6), ValueError,
      r"position_ids must have shape \(3, seq\)"),
+    (lambda: apply_mrope(torch.zeros(2, 8), torch.zeros(3, 2), [2, 1, 1]), ValueError,
+     r"apply_mrope needs base or inv_freq: give rope_theta"),
+    (lambda: apply_mrope(torch.zeros(2, 8), torch.zeros(3, 2), [2, 1, 1], base=-1.0), ValueError,
+     r"base"),
+    (lambda: apply_mrope(torch.zeros(2, 8), torch.zeros(3, 2), [2, 1, 1], base=1e6,
+                         inv_freq=torch.ones(4)), ValueError, r"either base= or inv_freq="),
     (lambda: apply_rope_2d(torch.zeros(3, 6), torch.arange(3), torch.arange(3)), ValueError,
      r"dim\) must be a positive multiple of 4"),
     (lambda: apply_rope_2d(torch.zeros(3, 8), torch.arange(3), torch.arange(2)), ValueError,

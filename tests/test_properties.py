@@ -22,6 +22,8 @@ from posenc_lib.properties import (
     dot_product_spread,
     dot_products_at_offset,
     float32_angle_errors,
+    frequency_octave_rise,
+    frequency_similarity,
     learn_offset_head,
     length_dependence,
     logit_terms,
@@ -30,6 +32,7 @@ from posenc_lib.properties import (
     min_pairwise_distance,
     nearest_row_distances,
     neighbour_distances,
+    octave_means,
     octave_rise,
     offset_distances,
     offset_head_accuracy,
@@ -419,6 +422,64 @@ def test_octave_rise_is_the_largest_climb_of_the_octave_means() -> None:
         octave_rise(torch.cat([torch.zeros(5, 2), torch.ones(5, 2)]).to(F64))
     with pytest.raises(TypeError, match="table"):
         octave_rise([[1.0]] * 10)
+
+
+def _geometric(d: int, base: float) -> torch.Tensor:
+    return base ** (-torch.arange(0, d, 2, dtype=F64) / d)
+
+
+def test_frequency_similarity_is_the_pair_tables_normalised_dot_product() -> None:
+    theta = torch.tensor([1.0, 0.3, 0.05, 2 * math.pi / 48], dtype=F64)
+    table = _pairs(300, theta)
+    g = frequency_similarity(theta, 300)
+    assert g.shape == (300,) and g[0] == 1.0
+    # The same at every position m (translation invariance), here m = 0 and m = 17.
+    for m in (0, 17):
+        got = table[m : m + 200] @ table[m] / table[m].pow(2).sum()
+        assert torch.allclose(g[:200], got, atol=1e-12)
+    assert frequency_similarity(torch.tensor([math.pi]), 4).tolist() == pytest.approx(
+        [1.0, -1.0, 1.0, -1.0], abs=1e-12)
+    with pytest.raises(ValueError, match="at least one frequency"):
+        frequency_similarity(torch.zeros(0), 4)
+    with pytest.raises(ValueError, match="num_offsets"):
+        frequency_similarity(theta, 0)
+    with pytest.raises(TypeError, match="inv_freq"):
+        frequency_similarity([1.0], 4)
+
+
+def test_octave_means_average_each_octave_of_offsets() -> None:
+    g = torch.arange(16, dtype=F64)  # octaves {1}, {2, 3}, {4 … 7}, {8 … 15}
+    assert octave_means(g, 4).tolist() == [1.0, 2.5, 5.5, 11.5]
+    assert octave_means(g, 2).tolist() == [1.0, 2.5]
+    with pytest.raises(ValueError, match="at least 2\\^octaves = 32"):
+        octave_means(g, 5)
+    with pytest.raises(ValueError, match="1-D"):
+        octave_means(g[None], 2)
+    with pytest.raises(ValueError, match="octaves"):
+        octave_means(g, 0)
+
+
+def test_frequency_octave_rise_matches_the_table_version_and_depends_on_the_window() -> None:
+    # The closed form agrees with octave_rise on the table (seq = 1000: 500 offsets, 8 octaves).
+    theta = _geometric(16, 1e4)
+    assert frequency_octave_rise(theta, 256) == pytest.approx(
+        octave_rise(_pairs(1000, theta)), abs=1e-12)
+    # At d = 16 up to r = 2 048: b = 10³ falls at every octave (−0.033), b = 10⁴ climbs back
+    # 0.025, b = 10⁵ 0.082 (the mutation: any wrong octave or mean changes these numbers).
+    assert frequency_octave_rise(_geometric(16, 1e3)) == pytest.approx(-0.0329, abs=5e-4)
+    assert frequency_octave_rise(_geometric(16, 1e4)) == pytest.approx(0.0249, abs=5e-4)
+    assert frequency_octave_rise(_geometric(16, 1e5)) == pytest.approx(0.0824, abs=5e-4)
+    # At d = 512, b = 10⁴ falls at every octave up to 2 048 but climbs back before 32 768.
+    assert frequency_octave_rise(_geometric(512, 1e4)) < 0 < frequency_octave_rise(
+        _geometric(512, 1e4), 2**15)
+    # One pair of wavelength 48 swings back over 32 ≤ r < 64.
+    assert frequency_octave_rise(torch.tensor([2 * math.pi / 48])) > 0.5
+    with pytest.raises(ValueError, match="power of two"):
+        frequency_octave_rise(theta, 3000)
+    with pytest.raises(ValueError, match="max_offset"):
+        frequency_octave_rise(theta, 2)
+    with pytest.raises(TypeError, match="max_offset"):
+        frequency_octave_rise(theta, 2048.0)
 
 
 def test_score_spread_is_zero_when_the_rotation_follows_the_projections() -> None:

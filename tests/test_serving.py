@@ -685,6 +685,46 @@ def test_audit_encoding_flags_what_each_encoding_notices() -> None:
         "packed-with-cache"}
 
 
+def test_audit_padded_step_after_a_cache_depends_on_the_prefill_numbering() -> None:
+    """A left-padded batch prefilled with counted ids and stepped without ids is off on a tiny
+    Llama (0.595 in chapter 12's review), a prefill without ids makes the step a common shift:
+    the audit flags the step unless told the cache was numbered by column (mutation: the old
+    silent pass under "rope")."""
+    model = _tiny_model("llama")
+    prompt = torch.tensor([[0, 0, 0, 11, 12, 13]])
+    prompt_mask = torch.tensor([[0, 0, 0, 1, 1, 1]])
+    step = torch.tensor([[14]])
+    step_mask = torch.cat([prompt_mask, torch.ones(1, 1, dtype=torch.long)], -1)
+    with torch.no_grad():
+        reference = model(torch.tensor([[11, 12, 13, 14]])).logits[0, -1]
+        errors = {}
+        for label, prefill_ids in (("counted", position_ids_from_mask(prompt_mask)),
+                                   ("column", None)):
+            cache = model(prompt, attention_mask=prompt_mask, position_ids=prefill_ids).cache
+            logits = model(step, attention_mask=step_mask, cache=cache).logits[0, -1]
+            errors[label] = (logits - reference).abs().max().item()
+    assert errors["counted"] > 0.1 and errors["column"] < 1e-5
+    for cache_ids in (None, "counted"):
+        issues = audit_positions(step, step_mask, cache_length=6, encoding="rope",
+                                 cache_ids=cache_ids)
+        assert _codes(issues) == {"padding-without-ids"} and issues[0].rows == (0,)
+    assert "prefill" in audit_positions(step, step_mask, cache_length=6,
+                                        encoding="rope")[0].message
+    assert audit_positions(step, step_mask, cache_length=6, encoding="rope",
+                           cache_ids="column") == []
+    # counted ids for the step pass; a whole left-padded forward (no cache) ignores cache_ids
+    counted = position_ids_from_mask(step_mask)[:, -1:]
+    assert audit_positions(step, step_mask, counted, cache_length=6, encoding="rope") == []
+    # ... unless the cache was numbered by column: then the counted id is the wrong one
+    assert _codes(audit_positions(step, step_mask, counted, cache_length=6, encoding="rope",
+                                  cache_ids="column")) == {"ids-disagree-with-mask"}
+    assert audit_positions(step, step_mask, torch.tensor([[6]]), cache_length=6,
+                           encoding="rope", cache_ids="column") == []
+    assert audit_positions(prompt, prompt_mask, encoding="rope", cache_ids="counted") == []
+    with pytest.raises(ValueError, match="cache_ids"):
+        audit_positions(step, step_mask, cache_length=6, cache_ids="counting")
+
+
 def _tiny_model(name: str) -> torch.nn.Module:
     import transformers
 

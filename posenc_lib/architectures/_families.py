@@ -628,7 +628,8 @@ def _scaling_text(params: Mapping[str, Any], seq_len: int | None) -> str | None:
             return f"longrope short factors (L ≤ {orig}; pass --seq-len for longer)"
         long = original is not None and seq_len > int(original)
         sign = ">" if long else "≤"
-        return f"longrope {'long' if long else 'short'} factors (L = {seq_len} {sign} {orig})"
+        return (f"longrope {'long' if long else 'short'} factors "
+                f"(L = {_number(seq_len)} {sign} {orig})")
     if kind == "proportional":
         return None if factor in (None, 1, 1.0) else f"proportional ×{float(factor):g}"
     return str(kind)

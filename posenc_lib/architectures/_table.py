@@ -269,8 +269,8 @@ def window_cell(entry: LayerPosition, max_length: int | None = None) -> str:
 
 
 # _families._scaling_text's wording for a LongRoPE table chosen by length: "L ≤ 4 096;" or
-# "L = 5000 > 4 096)"; the group is the original length (PhiMoE's fixed table does not match).
-_LONGROPE_SWITCH = re.compile(r"\(L (?:= \d+ )?[≤>] ([\d ]+)[;)]")
+# "L = 5 000 > 4 096)"; the group is the original length (PhiMoE's fixed table does not match).
+_LONGROPE_SWITCH = re.compile(r"\(L (?:= [\d ]+ )?[≤>] ([\d ]+)[;)]")
 
 
 def scaling_cell(entry: LayerPosition) -> str:

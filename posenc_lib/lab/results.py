@@ -28,6 +28,7 @@ __all__ = [
     "attention_entropy",
     "attention_entropy_by_query",
     "bos_attention",
+    "bos_lead",
     "check_current",
     "copy_partner_weight",
     "current_token_batch_loss",
@@ -398,6 +399,38 @@ def bos_attention(model: TinyDecoder, tokens: torch.Tensor, layer: int = 0) -> t
         raise ValueError(f"layer must be in [0, {model.config.n_layers - 1}], got {layer}")
     weights = model(tokens).attention[layer]  # (batch, heads, seq, seq)
     return weights[..., 0].mean(0).double()  # (heads, seq)
+
+
+def bos_lead(weights: np.ndarray | torch.Tensor) -> np.ndarray:
+    """The BOS lead ``c`` that gives each query's weight on the first key, if the others tie.
+
+    A query that sees ``m`` keys, gives the first one the logit ``a`` and the other ``m - 1`` a
+    common logit ``b``, puts the weight ``w_m = c/(c + m - 1)`` on the first key, with
+    ``c = exp(a - b)``; so ``c = w_m (m - 1)/(1 - w_m)``. The hand-built counting head of
+    :mod:`posenc_lib.lab.nope` (every logit equal) has ``c = 1`` at every ``m``; a head with a
+    constant BOS lead has one ``c`` for all ``m``; a lead that grows with ``m`` gives a growing
+    ``c``.
+
+    Parameters
+    ----------
+    weights : numpy.ndarray or torch.Tensor
+        ``(..., seq)`` floating-point weights on the first key, entry ``q`` for the query that sees
+        ``m = q + 1`` keys (as :func:`bos_attention` returns them), ``seq >= 2``; entries
+        ``q >= 1`` must lie strictly between 0 and 1 (entry 0, where ``m = 1``, is not used).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(..., seq - 1)`` float64, ``c`` for ``m = 2 … seq``.
+    """
+    w = _as_float64(weights, "weights")
+    if w.ndim < 1 or w.shape[-1] < 2:
+        raise ValueError(f"weights must be (..., seq) with seq >= 2, got shape {w.shape}")
+    w = w[..., 1:]
+    if not np.isfinite(w).all() or (w <= 0).any() or (w >= 1).any():
+        raise ValueError("weights for m >= 2 keys must lie strictly between 0 and 1")
+    others = np.arange(1, w.shape[-1] + 1, dtype=np.float64)  # m - 1 = 1 … seq - 1
+    return w * others / (1.0 - w)
 
 
 def accuracy_standard_error_bound(accuracy: float, sequences: int) -> float:
