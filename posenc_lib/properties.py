@@ -598,9 +598,11 @@ def frequency_octave_rise(inv_freq: torch.Tensor, max_offset: int = 2048) -> flo
         If ``inv_freq`` is not a real tensor or ``max_offset`` not an integer.
     ValueError
         If ``inv_freq`` is not 1-D, empty or not finite, or ``max_offset`` is not a power of two
-        ``>= 4``.
+        in ``[4, MAX_ELEMENTS]``.
     """
     max_offset = check_int(max_offset, "max_offset", minimum=4)
+    check_size(("max_offset", max_offset), ("inv_freq", inv_freq.numel()
+                                            if isinstance(inv_freq, torch.Tensor) else 1))
     if max_offset & (max_offset - 1):
         raise ValueError(f"max_offset must be a power of two, got max_offset = {max_offset}")
     means = octave_means(frequency_similarity(inv_freq, max_offset), max_offset.bit_length() - 1)
