@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .architectures import format_plan, load_config, position_plan
@@ -44,16 +45,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {message}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({
+        text = json.dumps({
             "source": str(args.config), "model_type": layers.model_type,
             "seq_len": args.seq_len, "notes": layers.notes,
             "layers": [entry.to_dict() for entry in layers],
-        }, indent=1))
-        return 0
-    title = f"{layers.model_type}: {len(layers)} layers"
-    lines = [format_plan(layers, title=title)]
-    lines += [f"note: {note}" for note in layers.notes]
-    print("\n".join(lines))
+        }, indent=1)
+    else:
+        title = f"{layers.model_type}: {len(layers)} layers"
+        lines = [format_plan(layers, title=title)]
+        lines += [f"note: {note}" for note in layers.notes]
+        text = "\n".join(lines)
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # `plan ... | head` closed the pipe: stop quietly, no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 

@@ -1,7 +1,8 @@
 """Quantities the book plots: RoFormer's decay bound, sinusoid similarity, wavelengths.
 
 * :func:`rope_decay_bound` — with ``S_j = Σ_{i<j} e^{i·r·θ_i}``, RoFormer (section
-  3.4.3) bounds ``|⟨RoPE(q, m), RoPE(k, n)⟩|`` by ``max|h| · Σ_j |S_j|`` for ``r = m − n``; the
+  3.4.3) bounds ``|⟨RoPE(q, m), RoPE(k, n)⟩|`` by ``max_i |h_(i+1) − h_i| · Σ_j |S_j|`` for
+  ``r = m − n``, ``h_i = q_i·conj(k_i)`` (summation by parts, ``h_(d/2) = 0``); the
   book plots the relative bound ``f(r) = (1/(d/2))·Σ_{j=1}^{d/2} |S_j|``, which starts at
   ``(d/2 + 1)/2`` and decays.
 * :func:`sinusoidal_similarity` — ``PE(p)·PE(p+k) = Σ_i cos(k·ω_i)``, independent of ``p``.

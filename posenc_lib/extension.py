@@ -41,7 +41,6 @@ __all__ = [
     "longrope_attention_factor",
     "longrope_inv_freq",
     "yarn_attention_factor",
-    "yarn_paper_inv_freq",
 ]
 
 #: The method names :func:`extended_rope` and :mod:`posenc_lib.hf` accept.
@@ -134,49 +133,6 @@ def yarn_attention_factor(
     if len(given) < 2:  # transformers: `if mscale and mscale_all_dim: … else: default`
         return _mscale(factor)
     return _mscale(factor, given[0]) / _mscale(factor, given[1])
-
-
-def yarn_paper_inv_freq(
-    dim: int,
-    base: float,
-    factor: float,
-    original_max_position: int,
-    alpha: float = 1.0,
-    beta: float = 32.0,
-) -> torch.Tensor:
-    """YaRN as the paper writes it: a ramp linear in ``r = L/λ``, not in the pair index.
-
-    ``γ(r) = clamp((r − α)/(β − α), 0, 1)`` with ``r_i = L_train/λ_i``;
-    ``θ'_i = (1 − γ)·θ_i/s + γ·θ_i`` (Peng et al. 2023, eq. "NTK-by-parts"). The reference code
-    and transformers (:func:`posenc_lib.scaling.yarn_inv_freq`) instead ramp linearly over the
-    pair index between the rounded indices where ``r = β`` and ``r = α``.
-
-    Parameters
-    ----------
-    dim : int
-        Rotary dimension (positive, even).
-    base : float
-        The base ``b``.
-    factor : float
-        Scale factor ``s`` (>= 1).
-    original_max_position : int
-        Training context ``L`` (>= 1).
-    alpha, beta : float
-        ``0 < α < β`` (the paper's 1 and 32 for Llama).
-
-    Returns
-    -------
-    torch.Tensor
-        Shape ``(dim // 2,)``, float64.
-    """
-    factor = check_factor(factor)
-    original_max_position = _require_original("yarn", original_max_position)
-    alpha = check_positive(alpha, "alpha")
-    beta = check_positive(beta, "beta")
-    if alpha >= beta:
-        raise ValueError(f"alpha must be < beta, got alpha = {alpha}, beta = {beta}")
-    # One implementation of the ramp: scaling's also returns the attention factor.
-    return scaling.yarn_paper_inv_freq(dim, base, factor, original_max_position, alpha, beta)[0]
 
 
 def _check_factor_list(values: object, name: str, length: int) -> torch.Tensor:

@@ -1102,15 +1102,18 @@ def offset_head_logits(matrix: torch.Tensor, n_pos: int, base: float = 10000.0) 
 def learn_offset_head(
     dim: int = 32, train_len: int = 64, back: int = 3, *, steps: int = 400, lr: float = 0.05,
     weight_decay: float = 0.0, seed: int = 0, base: float = 10000.0, optimizer: str = "adam",
+    init_scale: float = 0.1,
 ) -> torch.Tensor:
     """Train ``A`` so that the position-only head of chapter 3 attends ``back`` tokens back.
 
-    ``A`` starts at ``0.1·N(0, 1)`` (seeded) and is trained on the cross-entropy of
+    ``A`` starts at ``init_scale·N(0, 1)`` (seeded; ``init_scale = 0`` starts at zero, so that
+    everything in ``A`` was learned) and is trained on the cross-entropy of
     :func:`offset_head_logits` over the queries ``back … train_len − 1``, target key
     ``m − back``, with AdamW (``optimizer="adam"``; with ``weight_decay = 0`` AdamW is Adam) or
     plain gradient descent (``optimizer="sgd"``: full batch, no momentum). The two differ in
-    where they take ``A``: Adam's per-coordinate step sizes do not respect the rotation
-    structure of the commuting family, plain gradient descent does.
+    where they take ``A``: gradient descent steps along the gradient itself, Adam rescales each
+    coordinate's step. Neither is confined to the commuting family: from a zero start gradient
+    descent still learns a small part outside it.
 
     Parameters
     ----------
@@ -1132,6 +1135,8 @@ def learn_offset_head(
         The sinusoid's base.
     optimizer : {"adam", "sgd"}
         The optimiser.
+    init_scale : float
+        Standard deviation of the initial ``A`` (>= 0, finite); 0 starts at the zero matrix.
 
     Returns
     -------
@@ -1151,12 +1156,15 @@ def learn_offset_head(
     base = check_base(base)
     if not isinstance(optimizer, str) or optimizer not in ("adam", "sgd"):
         raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+    init_scale = check_real(init_scale, "init_scale")
+    if init_scale < 0:
+        raise ValueError(f"init_scale must be >= 0, got {init_scale}")
     # Refuse sizes that cannot be allocated before any tensor is built.
     check_size(("dim", dim), ("dim", dim), what="the (dim, dim) matrix A")
     check_size(("train_len", train_len), ("train_len", train_len),
                what="the (train_len, train_len) logits")
     gen = torch.Generator().manual_seed(seed)
-    a = torch.nn.Parameter(0.1 * torch.randn(dim, dim, generator=gen, dtype=torch.float64))
+    a = torch.nn.Parameter(init_scale * torch.randn(dim, dim, generator=gen, dtype=torch.float64))
     step: torch.optim.Optimizer
     if optimizer == "adam":
         step = torch.optim.AdamW([a], lr=lr, weight_decay=weight_decay)

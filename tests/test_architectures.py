@@ -382,6 +382,12 @@ def test_cli_prints_the_plan(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "posenc_lib", "plan", str(bad)],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert run.returncode == 2 and "'not_a_model'" in run.stderr
+    # a reader that stops early (`plan ... | head -1`): no BrokenPipeError traceback on stderr
+    piped = subprocess.Popen([sys.executable, "-m", "posenc_lib", "plan", str(path)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    piped.stdout.close()  # closed before the plan is written
+    _, err = piped.communicate(timeout=60)
+    assert piped.returncode == 1 and b"Traceback" not in err and b"BrokenPipe" not in err
 
 
 # --- presets and the transformers 5 config blocks -------------------------------------------------
@@ -1945,6 +1951,12 @@ def test_table_pattern_remainder_and_bad_input() -> None:
     plan = position_plan({"model_type": "gemma2", "num_hidden_layers": 5, "hidden_size": 64,
                           "num_attention_heads": 4, "head_dim": 16, "sliding_window": 8})
     assert _table.layer_pattern(plan) == "LG ×2 + L"
+    # no repetition, few runs: written as runs (Qwen2 with sliding windows above layer 2 of 4)
+    split = position_plan({"model_type": "qwen2", "num_hidden_layers": 4, "hidden_size": 64,
+                           "num_attention_heads": 4, "use_sliding_window": True,
+                           "sliding_window": 8, "max_window_layers": 2,
+                           "max_position_embeddings": 64})
+    assert _table.layer_pattern(split, 64) == "G ×2 + L ×2"
     with pytest.raises(ValueError, match="plan"):
         _table.layer_pattern([])
     with pytest.raises(TypeError, match="plan"):

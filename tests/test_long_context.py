@@ -18,7 +18,6 @@ from posenc_lib.extension import (
     logn_attention_scale,
     longrope_attention_factor,
     yarn_attention_factor,
-    yarn_paper_inv_freq,
 )
 from posenc_lib.long_context import (
     all_ones_scores,
@@ -33,6 +32,7 @@ from posenc_lib.long_context import (
     turns_within,
     xpos_decay,
 )
+from posenc_lib.scaling import yarn_paper_inv_freq
 
 
 def test_turns_and_the_slow_pairs() -> None:
@@ -129,7 +129,7 @@ def test_extrapolation_bound_bounds_the_score(seed: int) -> None:
 
 def test_yarn_paper_form_and_attention_factors() -> None:
     theta = rope_inv_freq(128)
-    paper = yarn_paper_inv_freq(128, 1e4, 8.0, 4096)
+    paper, _ = yarn_paper_inv_freq(128, 1e4, 8.0, 4096)
     r = 4096 * theta / (2 * math.pi)
     assert torch.equal(paper[r >= 32], theta[r >= 32])
     torch.testing.assert_close(paper[r <= 1], theta[r <= 1] / 8)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -166,7 +167,9 @@ def layer_letter(entry: LayerPosition, max_length: int | None = None) -> str:
 def layer_pattern(plan: Sequence[LayerPosition], max_length: int | None = None) -> str:
     """The plan's letters (:func:`layer_letter`) as their shortest period times its count.
 
-    ``"LLLLLG ×8"`` for Gemma 3 12B; a remainder is appended (``"LLLLLG ×10 + LL"``).
+    ``"LLLLLG ×8"`` for Gemma 3 12B; a remainder is appended (``"LLLLLG ×10 + LL"``). A plan
+    that does not repeat but falls into at most three runs is written as its runs
+    (``"G ×14 + L ×14"`` for Qwen2 with ``max_window_layers = 14``).
 
     Parameters
     ----------
@@ -189,6 +192,10 @@ def layer_pattern(plan: Sequence[LayerPosition], max_length: int | None = None) 
     period = next(p for p in range(1, len(letters) + 1)
                   if all(c == letters[i % p] for i, c in enumerate(letters)))
     reps, rest = divmod(len(letters), period)
+    if reps == 1:  # no repetition: a few long runs read better than the whole string
+        runs = [(letter, len(list(group))) for letter, group in itertools.groupby(letters)]
+        if len(runs) <= 3:
+            return " + ".join(f"{letter} ×{count}" for letter, count in runs)
     return f"{letters[:period]} ×{reps}" + (f" + {letters[-rest:]}" if rest else "")
 
 

@@ -19,6 +19,9 @@ results go into ``posenc_lib/lab/data/lab_ablations.json`` (package data, read b
   them), on both tasks;
 * ``*_no_bos_seed1``: RoPE and T5 without BOS on a second seed, so that the BOS comparison of
   these schemes rests on the same two seeds on both sides.
+* ``nope_*_no_bos_deeper_seed*``: NoPE without BOS and one more layer (copy: 4 instead of 3;
+  Markov: 3 instead of 2), seeds 0 and 1. The first token is one way to mark the start; is a
+  layer that finds the start itself another?
 """
 
 from __future__ import annotations
@@ -69,6 +72,10 @@ ABLATIONS = (
     # What practitioners deploy: RoPE layers with a NoPE layer after them (seed 0, with BOS).
     *(Ablation(f"hybrid_{task}_bos", task, "hybrid", 0, "bos")
       for task in ("copy", "markov")),
+    # Depth instead of BOS: NoPE without BOS and one more layer, two seeds.
+    *(Ablation(f"nope_{task}_no_bos_deeper_seed{seed}", task, "none", seed, "no_bos",
+               {f"{task}_layers": layers})
+      for task, layers in (("copy", 4), ("markov", 3)) for seed in (0, 1)),
 )
 
 

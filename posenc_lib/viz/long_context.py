@@ -359,7 +359,7 @@ def pair_spiral_figure(
 def _ramp_curves(dim: int, base: float, factor: float, train_len: int
                  ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """``(name, τ, fraction)`` per method: ``fraction = ln(θ/θ')/ln s`` against ``τ = L/λ``."""
-    from .. import extension, scaling  # local: the figure module stays light to import
+    from .. import scaling  # local: the figure module stays light to import
 
     theta = rope.rope_inv_freq(dim, base)
     tau = train_len * theta / (2 * math.pi)  # turns in the training context
@@ -368,7 +368,7 @@ def _ramp_curves(dim: int, base: float, factor: float, train_len: int
         "NTK-aware": scaling.ntk_inv_freq(dim, base, factor),
         "YaRN (transformers)": scaling.yarn_inv_freq(dim, base, factor, train_len)[0],
         "YaRN (paper, β_slow = 1, β_fast = 32)":
-            extension.yarn_paper_inv_freq(dim, base, factor, train_len),
+            scaling.yarn_paper_inv_freq(dim, base, factor, train_len)[0],
         "Llama 3.1 (= paper, β_slow = 1, β_fast = 4)":
             scaling.llama3_inv_freq(dim, base, factor, train_len),
     }

@@ -213,8 +213,8 @@ def wavelength_spectrum(
         legend={"orientation": "h", "x": 0.0, "y": -0.18, "yanchor": "top"},
     )
     title = (
-        f"RoPE calculator (d = {dim}, b = {_fmt(base)})<br><sup>pairs above L_train never "
-        "complete a turn in training</sup>"
+        f"RoPE spectra under each method (d = {dim}, b = {_fmt(base)})<br><sup>pairs above "
+        "L_train never complete a turn in training</sup>"
     )
     if not sliders:
         return _style(fig, title, height=560)
