@@ -51,7 +51,8 @@ _CONVENTIONS = ("interleaved", "half", "complex")
 
 
 def _per_head_row_permutation(
-    w: object, n_heads: object, *, inverse: bool, rotary_dim: object = None
+    w: object, n_heads: object, *, inverse: bool, rotary_dim: object = None,
+    head_dim: object = None,
 ) -> torch.Tensor:
     if not isinstance(w, torch.Tensor):
         raise TypeError(f"w must be a torch.Tensor, got {type(w).__name__}")
@@ -64,6 +65,13 @@ def _per_head_row_permutation(
     rows = w.shape[0]
     if rows % n_heads != 0:
         raise ValueError(f"w.shape[0] = {rows} must be divisible by n_heads = {n_heads}")
+    if head_dim is not None:  # the caller's head size: catches query heads passed for a GQA key
+        head_dim = check_positive_int(head_dim, "head_dim")
+        if rows != n_heads * head_dim:
+            raise ValueError(
+                f"w has {rows} rows, not n_heads * head_dim = {n_heads} * {head_dim}: for a "
+                "grouped-query key projection pass the number of key/value heads as n_heads"
+            )
     head_dim = rows // n_heads
     if head_dim == 0 or head_dim % 2 != 0:
         raise ValueError(
@@ -88,7 +96,7 @@ def _per_head_row_permutation(
 
 
 def meta_to_hf_qk_weight(
-    w: torch.Tensor, n_heads: int, rotary_dim: int | None = None
+    w: torch.Tensor, n_heads: int, rotary_dim: int | None = None, *, head_dim: int | None = None
 ) -> torch.Tensor:
     """Permute a query or key projection from Meta's interleaved layout to HF's half layout.
 
@@ -96,7 +104,9 @@ def meta_to_hf_qk_weight(
     ``apply_rope_half(x @ w_hf.T)`` (per head) equal ``apply_rope_interleaved(x @ w_meta.T)``:
     head by head, output row ``j`` of ``w_hf`` is row ``perm[j]`` of ``w_meta``, with
     ``perm = interleaved_to_half_permutation(head_dim)``. For grouped-query attention pass the
-    number of *key/value* heads when converting the key projection.
+    number of *key/value* heads when converting the key projection; pass ``head_dim`` too and a
+    wrong head count (the query heads for a grouped-query key) raises instead of returning another
+    valid-looking permutation.
 
     Parameters
     ----------
@@ -107,23 +117,32 @@ def meta_to_hf_qk_weight(
     rotary_dim
         Partial rotary: only the first ``rotary_dim`` rows of each head are rotated (and
         permuted); the others stay in place. Default: the whole head.
+    head_dim
+        Optional: the model's head size; then ``w.shape[0]`` must equal ``n_heads * head_dim``.
 
     Returns
     -------
     torch.Tensor
         Same shape and dtype as ``w``, rows permuted (a new tensor).
+
+    Raises
+    ------
+    ValueError
+        If the rows do not split into ``n_heads`` even heads (of ``head_dim`` rows when given).
     """
-    return _per_head_row_permutation(w, n_heads, inverse=False, rotary_dim=rotary_dim)
+    return _per_head_row_permutation(w, n_heads, inverse=False, rotary_dim=rotary_dim,
+                                     head_dim=head_dim)
 
 
 def hf_to_meta_qk_weight(
-    w: torch.Tensor, n_heads: int, rotary_dim: int | None = None
+    w: torch.Tensor, n_heads: int, rotary_dim: int | None = None, *, head_dim: int | None = None
 ) -> torch.Tensor:
     """The inverse of :func:`meta_to_hf_qk_weight`: HF's half layout back to Meta's interleaved one.
 
     Parameters and return value as in :func:`meta_to_hf_qk_weight`.
     """
-    return _per_head_row_permutation(w, n_heads, inverse=True, rotary_dim=rotary_dim)
+    return _per_head_row_permutation(w, n_heads, inverse=True, rotary_dim=rotary_dim,
+                                     head_dim=head_dim)
 
 
 def _norm_permutation(

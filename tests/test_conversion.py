@@ -319,3 +319,19 @@ def test_partial_rotary_conversion_moves_only_the_rotated_rows(rotary_dim: int) 
         assert (wrong - meta).abs().max() > 0.1
     with pytest.raises(ValueError, match="rotary_dim must be an even integer <= head_dim = 16"):
         meta_to_hf_qk_weight(w_q, n_heads, 18)
+
+
+def test_head_dim_catches_query_heads_passed_for_a_gqa_key() -> None:
+    """A (2 key/value heads × 8) key projection: n_heads = 2 is right; the query-head count 4
+    gives another valid-looking permutation without head_dim, and raises with it."""
+    wk = torch.arange(16 * 3, dtype=torch.float64).reshape(16, 3)
+    right = meta_to_hf_qk_weight(wk, 2, head_dim=8)
+    assert torch.equal(right, meta_to_hf_qk_weight(wk, 2))
+    assert not torch.equal(meta_to_hf_qk_weight(wk, 4), right)  # the silent trap
+    with pytest.raises(ValueError, match="key/value heads"):
+        meta_to_hf_qk_weight(wk, 4, head_dim=8)
+    with pytest.raises(ValueError, match="n_heads \\* head_dim"):
+        hf_to_meta_qk_weight(wk, 4, head_dim=8)
+    assert torch.equal(hf_to_meta_qk_weight(right, 2, head_dim=8), wk)
+    with pytest.raises(ValueError, match="head_dim"):
+        meta_to_hf_qk_weight(wk, 2, head_dim=0)
