@@ -29,6 +29,7 @@ MODULES = [
     "posenc_lib.analysis",
     "posenc_lib.conversion",
     "posenc_lib.permutation",
+    "posenc_lib.order_task",
     "posenc_lib.pitfalls",
     "posenc_lib.properties",
     "posenc_lib.tables",
@@ -79,6 +80,8 @@ INT_PARAMS = {
     "batch", "context", "d_ff", "d_model", "layer", "length", "shown", "train_length",
     # multimodal grids
     "grid_h", "grid_w", "spatial_merge_size",
+    # chapter 1's order task
+    "num_pairs", "vocab_size", "steps", "batch_pairs", "test_pairs",
 }
 # Integers only in the lab (``posenc_lib.permutation``'s ``vocab`` is a list of words).
 LAB_INT_PARAMS = {"vocab"}
@@ -128,6 +131,8 @@ REQUIRED_BY: dict[str, dict[str, Any]] = {
                              "train_length": 32},
     "learned_table_figure": {"table": _np_table(), "initial": _np_table(), "train_length": 8},
     "logn_attention_scale": {"position": 100},
+    "reversal_pairs": {"num_pairs": 2, "length": 3, "vocab_size": 4},
+    "OrderClassifier": {"vocab_size": 4, "length": 3},
     "RopePreset": {"model": "m", "head_dim": 8, "rotary_dim": 8, "base": 1e4, "method": "pi",
                    "factor": 2.0, "train_len": 64, "context": 128, "source": "s"},
 }
