@@ -80,3 +80,24 @@ def test_live_explorer_follows_ordering_and_base() -> None:
 def test_bad_arguments_name_the_parameter(kwargs: dict, error: type, name: str) -> None:
     with pytest.raises(error, match=name):
         permutation_figure(**kwargs)
+
+
+def test_order_training_figure_draws_each_run_and_the_log_2_floor() -> None:
+    import math
+
+    import numpy as np
+
+    from posenc_lib.viz.permutation import order_training_figure
+
+    runs = {"bag": np.full(5, 0.7), "table": np.linspace(0.7, 0.1, 5)}
+    fig = order_training_figure(runs)
+    assert [t.name for t in fig.data][:2] == ["bag", "table"]
+    assert list(fig.data[1].y) == pytest.approx(np.linspace(0.7, 0.1, 5).tolist())
+    assert list(fig.data[1].x) == [1, 2, 3, 4, 5]
+    assert fig.data[2].y == pytest.approx((math.log(2), math.log(2)))
+    with pytest.raises(ValueError, match="same number of steps"):
+        order_training_figure({"a": np.ones(3), "b": np.ones(4)})
+    with pytest.raises(ValueError, match="finite"):
+        order_training_figure({"a": np.array([1.0, np.nan])})
+    with pytest.raises(TypeError, match="losses"):
+        order_training_figure({})

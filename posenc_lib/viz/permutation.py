@@ -18,9 +18,10 @@ from plotly.subplots import make_subplots
 from ..permutation import TinySelfAttention, ToyEmbedding
 from ..sinusoidal import sinusoidal_table
 from ._checks import _base, _bool, _even, _int, _np, _seed
-from ._style import SEQUENTIAL, _slider, _style
+from ._style import COLORWAY, MUTED, SEQUENTIAL, _slider, _style
 
 __all__ = [
+    "order_training_figure",
     "permutation_figure",
     "sentence_orderings",
 ]
@@ -200,3 +201,43 @@ def permutation_figure(
     fig = _style(fig, layout["title.text"], height=480 if sliders else 400)
     fig.update_layout(title={"font": {"size": 14}}, margin={"t": 90})
     return fig
+
+
+def order_training_figure(losses: dict[str, np.ndarray]) -> go.Figure:
+    """Training curves of chapter 1's sequence-vs-reversal task, with the bag floor ``log 2``.
+
+    Parameters
+    ----------
+    losses : dict[str, np.ndarray]
+        One entry per run: a legend name and its ``(steps,)`` training losses in nats
+        (:attr:`posenc_lib.order_task.OrderRun.losses`), all of one length.
+
+    Returns
+    -------
+    go.Figure
+        One line per run in the given order, then the dotted line at ``log 2``.
+    """
+    if not isinstance(losses, dict) or not losses:
+        raise TypeError("losses must be a non-empty dict of name -> (steps,) array")
+    curves = {}
+    for name, values in losses.items():
+        y = np.asarray(_np(values), dtype=float)
+        if y.ndim != 1 or y.size < 2 or not np.isfinite(y).all():
+            raise ValueError(f"losses[{name!r}] must be a finite 1-D array of at least 2 values")
+        curves[str(name)] = y
+    if len({y.size for y in curves.values()}) != 1:
+        raise ValueError("losses must all have the same number of steps")
+    steps = np.arange(1, next(iter(curves.values())).size + 1)
+    fig = go.Figure()
+    for (name, y), colour in zip(curves.items(), itertools.cycle(COLORWAY)):
+        fig.add_trace(go.Scatter(
+            x=steps.tolist(), y=y.round(4).tolist(), mode="lines", name=name,
+            line={"color": colour, "width": 2},
+            hovertemplate=f"{name}<br>step %{{x}}: loss %{{y:.3f}}<extra></extra>"))
+    fig.add_trace(go.Scatter(
+        x=[1, int(steps[-1])], y=[float(np.log(2))] * 2, mode="lines", name="log 2: a bag's floor",
+        line={"color": MUTED, "dash": "dot"}, hoverinfo="skip"))
+    fig.update_xaxes(title_text="training step")
+    fig.update_yaxes(title_text="cross-entropy (nats)", rangemode="tozero")
+    fig.update_layout(legend={"orientation": "h", "y": -0.25})
+    return _style(fig, "Sequence vs its reversal: training loss", height=420)
