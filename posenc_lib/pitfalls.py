@@ -33,6 +33,7 @@ __all__ = [
     "attention_tiny_fill",
     "meta_rope_angles_float32",
     "rope_missing_minus",
+    "rope_table_layout_mismatch",
     "seed_attention_buggy",
     "sinusoidal_table_div_term_multiplied",
 ]
@@ -212,6 +213,53 @@ def rope_missing_minus(
     x64 = x.to(torch.float64)
     swapped = torch.stack([x64[..., 1::2], x64[..., ::2]], dim=-1).flatten(-2)  # minus missing
     return (x64 * cos + swapped * sin).to(x.dtype)
+
+
+def rope_table_layout_mismatch(
+    x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float = 10000.0
+) -> torch.Tensor:
+    """BUG (public): a cos/sin table built for interleaved pairs, rotated as half-split pairs.
+
+    The table repeats each angle for adjacent features, ``repeat_interleave(2)``:
+    ``[θ_0, θ_0, θ_1, θ_1, …]``, the pairs ``(2i, 2i+1)``; the rotation is Hugging Face's
+    ``x * cos + rotate_half(x) * sin``, which pairs feature ``j`` with ``j + d/2``. Each half is
+    right for its own convention; together the block of pair ``(j, j + d/2)`` is
+    ``[[cos α, −sin α], [sin β, cos β]]`` with ``α = m·θ_⌊j/2⌋`` and ``β = m·θ_(⌊j/2⌋ + d/4)``:
+    not a rotation (its determinant is ``cos(α − β)``), so norms change with the position and
+    ``q . k`` no longer depends on the offset alone. Found in a tutorial
+    (raiyanyahya/how-to-train-your-gpt, issue #6, 2026); transformers' Qwen2.5-Omni speech
+    decoder had the converse (a half-split table with an interleaved rotation, issue #47328).
+
+    Fixed counterparts: :func:`posenc_lib.rope.apply_rope_half` (half-split table and rotation) and
+    :func:`posenc_lib.rope.apply_rope_interleaved` (both interleaved).
+
+    Parameters
+    ----------
+    x
+        ``(..., seq, dim)`` with ``dim`` a multiple of 4 (so that ``d/2`` is even).
+    positions
+        ``(seq,)``; default ``arange(seq)``.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``x``.
+    """
+    x, seq, dim = check_rope_input(x)
+    if dim % 4 != 0:
+        raise ValueError(f"dim (x's last dimension) must be a multiple of 4 here, got {dim}")
+    base = check_base(base)
+    if positions is None:
+        positions = torch.arange(seq, dtype=torch.float64)
+    positions = check_positions(positions, seq)
+    inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    angles = positions[:, None] * inv_freq  # (seq, dim/2)
+    cos = torch.cos(angles).repeat_interleave(2, dim=-1)  # interleaved table: θ0, θ0, θ1, θ1, …
+    sin = torch.sin(angles).repeat_interleave(2, dim=-1)
+    x64 = x.to(torch.float64)
+    half = dim // 2
+    rotated_half = torch.cat([-x64[..., half:], x64[..., :half]], dim=-1)  # pairs (j, j + d/2)
+    return (x64 * cos + rotated_half * sin).to(x.dtype)
 
 
 def meta_rope_angles_float32(

@@ -12,6 +12,7 @@ from posenc_lib.pitfalls import (
     attention_tiny_fill,
     meta_rope_angles_float32,
     rope_missing_minus,
+    rope_table_layout_mismatch,
     seed_attention_buggy,
     sinusoidal_table_div_term_multiplied,
 )
@@ -93,6 +94,29 @@ def test_missing_minus_breaks_relativity():
     assert float(d_bug.max() - d_bug.min()) > 0.1
 
 
+def test_table_layout_mismatch_is_not_a_rotation_and_breaks_relativity():
+    g = torch.Generator().manual_seed(5)
+    q0, k0 = torch.randn(2, 16, generator=g, dtype=torch.float64)
+    x_q, x_k = q0.expand(40, 16), k0.expand(40, 16)
+    bug_q = rope_table_layout_mismatch(x_q)
+    torch.testing.assert_close(bug_q[0], q0)  # position 0: cos = 1, sin = 0
+    assert float((bug_q.norm(dim=-1) - q0.norm()).abs().max()) > 0.05
+    s_bug = bug_q @ rope_table_layout_mismatch(x_k).T
+    d_bug = torch.diagonal(s_bug, offset=3)
+    assert float(d_bug.max() - d_bug.min()) > 0.1
+    # the block of pair (j, j + d/2): rows [cos α, -sin α] and [sin β, cos β], α = m θ_(j//2),
+    # β = m θ_(j//2 + d/4); checked on basis vectors at position 7
+    m, d = 7.0, 16
+    theta = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    for j in range(d // 2):
+        alpha, beta = m * theta[j // 2], m * theta[j // 2 + d // 4]
+        e_j = torch.zeros(8, d, dtype=torch.float64)
+        e_j[7, j] = 1.0
+        out = rope_table_layout_mismatch(e_j)[7]
+        assert float(abs(out[j] - torch.cos(alpha))) < 1e-12
+        assert float(abs(out[j + d // 2] - torch.sin(beta))) < 1e-12
+
+
 def test_float32_angles_drift_at_long_positions():
     dim = 128
     positions = torch.tensor([0, 100, 1_000_000])
@@ -121,3 +145,5 @@ def test_bad_arguments():
         meta_rope_angles_float32(torch.arange(3), 8, base=-1.0)
     with pytest.raises(ValueError, match="positions"):
         rope_missing_minus(torch.randn(3, 4), torch.arange(4))
+    with pytest.raises(ValueError, match="multiple of 4"):
+        rope_table_layout_mismatch(torch.randn(3, 6))
