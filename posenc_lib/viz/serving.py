@@ -415,7 +415,7 @@ def position_drift_figure(
         line={"color": MUTED, "width": 1.5, "dash": "dash"},
     ))
     fig.update_xaxes(title_text="position m of the decoded token", dtick=1)
-    fig.update_yaxes(title_text="max |logit difference| from a fresh pass", rangemode="tozero")
+    fig.update_yaxes(title_text="largest logit gap to a fresh pass", rangemode="tozero")
     fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 120},
                       meta={"train_len": train_len})
     return _style(fig, title or "Cached decoding against a fresh pass, per position", height=420)
