@@ -362,7 +362,8 @@ def id_band_figure(
             line={"color": COLORWAY[5], "width": 2, "dash": "dash"},
             hovertemplate=f"unpacked rows: {uniform:.1%} per band<extra></extra>",
         ))
-    fig.update_xaxes(title_text="position id", dtick=band_width, range=[0, len(values) * band_width])
+    fig.update_xaxes(title_text="position id", dtick=band_width,
+                     range=[0, len(values) * band_width])
     fig.update_yaxes(title_text="share of training tokens", tickformat=".0%", rangemode="tozero")
     fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 120},
                       meta={"shares": values, "band_width": band_width, "uniform": uniform})
