@@ -530,3 +530,72 @@ def test_kshift_drift_figure_rejects_bad_input_naming_it(
 
     with pytest.raises(error, match=name):
         kshift_drift_figure(n_shifts, errors)
+
+
+def test_id_band_figure_draws_one_bar_per_band_and_the_flat_reference() -> None:
+    from posenc_lib.viz.serving import id_band_figure
+
+    shares = [0.5, 0.3, 0.15, 0.05]
+    fig = id_band_figure(shares, 512, uniform=0.25)
+    bars, reference = fig.data[:-1], fig.data[-1]
+    assert len(bars) == 4 and all(bar.fill == "toself" for bar in bars)
+    assert [max(bar.y) for bar in bars] == shares and [min(bar.y) for bar in bars] == [0.0] * 4
+    assert [(min(bar.x), max(bar.x)) for bar in bars] == [(0, 512), (512, 1024), (1024, 1536),
+                                                          (1536, 2048)]
+    assert list(reference.y) == [0.25, 0.25] and list(reference.x) == [0, 2048]
+    assert [bar.showlegend for bar in bars] == [True, False, False, False]
+    assert len(id_band_figure(shares, 512).data) == 4        # no reference line asked for
+    assert {t.type for t in fig.data} == {"scatter"}
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "name"),
+    [
+        (([], 512), {}, ValueError, "shares"),
+        (([0.5, -0.1], 512), {}, ValueError, "shares"),
+        (("ab", 512), {}, TypeError, "shares"),
+        (([0.5], 0), {}, ValueError, "band_width"),
+        (([0.5], 512), {"uniform": float("nan")}, ValueError, "uniform"),
+    ],
+)
+def test_id_band_figure_rejects_bad_input_naming_it(
+    args: tuple, kwargs: dict, error: type, name: str
+) -> None:
+    from posenc_lib.viz.serving import id_band_figure
+
+    with pytest.raises(error, match=name):
+        id_band_figure(*args, **kwargs)
+
+
+def test_position_drift_figure_draws_the_values_and_marks_the_training_length() -> None:
+    from posenc_lib.viz.serving import position_drift_figure
+
+    drift = {"default": [0.0] * 6, "dynamic": torch.tensor([0.0, 0.0, 0.0, 0.1, 0.2, 0.3])}
+    fig = position_drift_figure(drift, 3)
+    assert [t.name for t in fig.data[:2]] == ["default", "dynamic"]
+    assert list(fig.data[1].y) == pytest.approx([0.0, 0.0, 0.0, 0.1, 0.2, 0.3])
+    assert list(fig.data[0].x) == list(range(6))
+    assert list(fig.data[2].x) == [2.5, 2.5] and fig.layout.meta["train_len"] == 3
+    with pytest.raises(ValueError, match="train_len"):
+        position_drift_figure(drift, 6)
+    with pytest.raises(ValueError, match="dynamic"):
+        position_drift_figure({"default": [0.0] * 6, "dynamic": [0.0] * 5}, 3)
+    with pytest.raises(TypeError, match="drift"):
+        position_drift_figure({}, 3)
+
+
+def test_depth_error_figure_draws_the_errors_as_given() -> None:
+    from posenc_lib.viz.serving import depth_error_figure
+
+    errors = {"compaction": [1e-7, 0.9, 1.8], "gaps": [1e-6, 1.2, 1.8]}
+    fig = depth_error_figure([1, 2, 4], errors)
+    assert [t.name for t in fig.data] == list(errors)
+    assert [list(t.y) for t in fig.data] == list(errors.values())
+    assert [list(t.x) for t in fig.data] == [[1, 2, 4]] * 2
+    assert fig.layout.yaxis.type != "log"
+    with pytest.raises(ValueError, match="depths"):
+        depth_error_figure([2, 1], {"a": [0.1, 0.2]})
+    with pytest.raises(ValueError, match="errors"):
+        depth_error_figure([1, 2], {"a": [0.1]})
+    with pytest.raises(TypeError, match="errors"):
+        depth_error_figure([1, 2], {})

@@ -1,5 +1,9 @@
-"""Chapter 12's figures: who may attend to whom under padding, packing, windows and sinks, and how
-a cached key drifts when it is K-shifted again and again."""
+"""Chapter 12's figures: who may attend to whom under padding, packing, windows and sinks; which ids
+packed training rows hold; how far decoding drifts per position; how an edited cache's error grows
+with depth; and how a cached key drifts when it is K-shifted again and again.
+
+The plotly bundle has scatter and heatmap traces only, so bars are drawn as filled scatter
+rectangles."""
 
 from __future__ import annotations
 
@@ -14,12 +18,15 @@ import torch
 
 from ..serving import packed_causal_mask, packed_document_ids, sliding_window_mask
 from ._checks import _int
-from ._style import COLORWAY, _slider, _style
+from ._style import COLORWAY, MUTED, PAPER, _slider, _style
 
 __all__ = [
     "STREAMING_SINKS",
     "STREAMING_WINDOWS",
+    "depth_error_figure",
+    "id_band_figure",
     "kshift_drift_figure",
+    "position_drift_figure",
     "serving_masks_figure",
     "streaming_cache_figure",
 ]
@@ -290,3 +297,171 @@ def kshift_drift_figure(
     fig.update_yaxes(type="log", title_text="worst relative key error")
     fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 150})
     return _style(fig, title or "A cached key's error after repeated K-shifts", height=480)
+
+
+def _values(values: object, name: str, *, length: int | None = None,
+            positive: bool = False) -> list[float]:
+    """A finite real sequence as floats (``> 0`` if ``positive``; ``length`` entries if given)."""
+    if isinstance(values, (torch.Tensor, np.ndarray)):
+        values = values.tolist()
+    if isinstance(values, (str, bytes, dict)) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a sequence of numbers, got {values!r}")
+    out = list(values)
+    if not out:
+        raise ValueError(f"{name} must not be empty")
+    if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in out):
+        raise TypeError(f"{name} must hold real numbers")
+    if not all(math.isfinite(v) and (v > 0 if positive else v >= 0) for v in out):
+        raise ValueError(f"{name} must be finite and {'> 0' if positive else '>= 0'}")
+    if length is not None and len(out) != length:
+        raise ValueError(f"{name} must have {length} entries, got {len(out)}")
+    return [float(v) for v in out]
+
+
+def id_band_figure(
+    shares: Sequence[float], band_width: int, *, uniform: float | None = None, title: str = ""
+) -> go.Figure:
+    """The share of training tokens per band of position ids, as bars, against a flat reference.
+
+    Parameters
+    ----------
+    shares : sequence of float
+        Shape ``(B,)``: the share of tokens whose id falls in band ``i``, ids ``i·band_width`` to
+        ``(i + 1)·band_width − 1``; each ``>= 0``.
+    band_width : int
+        Ids per band (>= 1).
+    uniform : float, optional
+        A reference share drawn as a dashed horizontal line (for unpacked rows numbered from 0,
+        every band holds ``1/B``). Default: none.
+    title : str
+        Figure title (default: a description of the axes).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One filled scatter rectangle per band (``x`` the band's id range, ``y`` from 0 to its share,
+        in ``meta["shares"]``), then the reference line if ``uniform`` is given.
+    """
+    values = _values(shares, "shares")
+    band_width = _int(band_width, "band_width", 1)
+    if uniform is not None:
+        uniform = _values([uniform], "uniform")[0]
+    fig = go.Figure()
+    for i, share in enumerate(values):
+        lo, hi = i * band_width, (i + 1) * band_width
+        fig.add_trace(go.Scatter(
+            x=[lo, lo, hi, hi, lo], y=[0.0, share, share, 0.0, 0.0], mode="lines",
+            fill="toself", fillcolor=COLORWAY[0], line={"color": PAPER, "width": 1},
+            name="packed rows", legendgroup="packed", showlegend=i == 0,
+            hovertemplate=f"ids {lo}–{hi - 1}: {share:.1%} of the tokens<extra></extra>",
+        ))
+    if uniform is not None:
+        end = len(values) * band_width
+        fig.add_trace(go.Scatter(
+            x=[0, end], y=[uniform, uniform], mode="lines", name="unpacked rows (every band equal)",
+            line={"color": COLORWAY[5], "width": 2, "dash": "dash"},
+            hovertemplate=f"unpacked rows: {uniform:.1%} per band<extra></extra>",
+        ))
+    fig.update_xaxes(title_text="position id", dtick=band_width,
+                     range=[0, len(values) * band_width])
+    fig.update_yaxes(title_text="share of training tokens", tickformat=".0%", rangemode="tozero")
+    fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 120},
+                      meta={"shares": values, "band_width": band_width, "uniform": uniform})
+    return _style(fig, title or "Which position ids a model trains on", height=420)
+
+
+def position_drift_figure(
+    drift: dict[str, Sequence[float]], train_len: int, *, title: str = ""
+) -> go.Figure:
+    """Per position, how far cached decoding is from a fresh pass, with the training length marked.
+
+    Parameters
+    ----------
+    drift : dict
+        ``{label: (L,) sequence}``: one line per model, entry ``m`` the largest logit difference
+        at position ``m`` (each ``>= 0``, all of one length ``L``).
+    train_len : int
+        The training length (1 … L − 1): a dashed vertical line between positions
+        ``train_len − 1`` and ``train_len``, the first position past it.
+    title : str
+        Figure title (default: a description of the axes).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One ``go.Scatter`` (lines and markers) per label, ``x = 0 … L − 1`` and ``y`` the values as
+        given, then the training-length line (``meta["train_len"]``).
+    """
+    if not isinstance(drift, dict) or not drift:
+        raise TypeError("drift must be a non-empty dict {label: (L,) sequence}")
+    lines: dict[str, list[float]] = {}
+    length = None
+    for label, values in drift.items():
+        lines[str(label)] = _values(values, f"drift[{label!r}]", length=length)
+        length = len(lines[str(label)])
+    assert length is not None
+    train_len = _int(train_len, "train_len", 1, max(length - 1, 1))
+    positions = list(range(length))
+    fig = go.Figure()
+    for k, (label, values) in enumerate(lines.items()):
+        fig.add_trace(go.Scatter(
+            x=positions, y=values, mode="lines+markers", name=label,
+            line={"color": COLORWAY[k % len(COLORWAY)], "width": 2},
+            hovertemplate=f"{label}<br>position %{{x}}: %{{y:.2e}}<extra></extra>",
+        ))
+    top = max(max(v) for v in lines.values()) or 1.0
+    fig.add_trace(go.Scatter(
+        x=[train_len - 0.5, train_len - 0.5], y=[0.0, 1.05 * top], mode="lines",
+        name=f"training length {train_len}", hoverinfo="skip",
+        line={"color": MUTED, "width": 1.5, "dash": "dash"},
+    ))
+    fig.update_xaxes(title_text="position m of the decoded token", dtick=1)
+    fig.update_yaxes(title_text="largest logit gap to a fresh pass", rangemode="tozero")
+    fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 120},
+                      meta={"train_len": train_len})
+    return _style(fig, title or "Cached decoding against a fresh pass, per position", height=420)
+
+
+def depth_error_figure(
+    depths: Sequence[int], errors: dict[str, Sequence[float]], *, title: str = ""
+) -> go.Figure:
+    """An edited cache's error against the number of layers, one line per edit.
+
+    Parameters
+    ----------
+    depths : sequence of int
+        Shape ``(D,)``, increasing, each >= 1: the layer counts of the models measured.
+    errors : dict
+        ``{label: (D,) sequence}``: entry ``i`` the largest logit difference from the reference
+        pass for the model of ``depths[i]`` layers (each ``>= 0``).
+    title : str
+        Figure title (default: a description of the axes).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One ``go.Scatter`` (lines and markers) per label, ``x = depths`` and ``y`` the errors as
+        given, on linear axes (an exact first layer sits on zero).
+    """
+    if isinstance(depths, (str, bytes)) or not isinstance(depths, Sequence) or not depths:
+        raise TypeError(f"depths must be a non-empty sequence of integers, got {depths!r}")
+    counts = [_int(n, "depths[i]", 1) for n in depths]
+    if sorted(set(counts)) != counts:
+        raise ValueError(f"depths must be increasing, got {counts}")
+    if not isinstance(errors, dict) or not errors:
+        raise TypeError("errors must be a non-empty dict {label: (D,) sequence of errors}")
+    lines = {str(label): _values(values, f"errors[{label!r}]", length=len(counts))
+             for label, values in errors.items()}
+    fig = go.Figure()
+    symbols = ("circle", "square", "diamond", "triangle-up")
+    for k, (label, values) in enumerate(lines.items()):
+        fig.add_trace(go.Scatter(
+            x=counts, y=values, mode="lines+markers", name=label,
+            line={"color": COLORWAY[k % len(COLORWAY)], "width": 2},
+            marker={"size": 9, "symbol": symbols[k % len(symbols)]},
+            hovertemplate=f"{label}<br>%{{x}} layer(s): %{{y:.2e}}<extra></extra>",
+        ))
+    fig.update_xaxes(title_text="layers", tickvals=counts)
+    fig.update_yaxes(title_text="max |logit difference|", rangemode="tozero")
+    fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 140})
+    return _style(fig, title or "An edited cache against the reference pass, by depth", height=440)
