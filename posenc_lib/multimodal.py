@@ -60,6 +60,7 @@ __all__ = [
     "mrope_fastest_turn",
     "mrope_position_ids",
     "mrope_position_ids_batch",
+    "multimodal_layout_ids",
     "patch_grid_positions",
     "rope_2d_angles",
     "rope_2d_similarity",
@@ -743,6 +744,8 @@ _KINDS = ("text", "image", "video")
 _RESUME_RULES = ("max", "grid")
 _SECONDS_CASTS = ("float32", "int", "float32_seconds_first")
 _PADDING_SIDES = ("left", "right")
+#: Position-id layouts of :func:`multimodal_layout_ids`.
+MULTIMODAL_LAYOUTS = ("mrope", "spatial_reset", "videorope")
 
 # One segment, checked: kind, t (or the text length), h, w, and the time spacing — ``None`` (1 per
 # temporal patch, exact integers), ``(interval,)`` or ``(tokens_per_second, seconds_per_grid)``.
@@ -953,6 +956,85 @@ def mrope_position_ids(
     seconds_cast = check_choice(seconds_cast, "seconds_cast", _SECONDS_CASTS)
     ids = _row_ids(_parse(segments, merge), merge, resume, seconds_cast)
     return ids, int(ids.max()) + 1 - ids.shape[1]
+
+
+def multimodal_layout_ids(
+    segments: Sequence[tuple[object, ...]],
+    *,
+    layout: str = "mrope",
+    spatial_merge_size: int = 2,
+    temporal_stride: int = 1,
+) -> torch.Tensor:
+    """The ``(3, seq)`` (t, h, w) ids of a text / image / video sequence under three layouts.
+
+    Text of ``n`` tokens takes ids ``p, p+1, …`` on all three axes. A grid ``(t, h, w)`` of
+    patches becomes ``t·(h/m)·(w/m)`` tokens, temporal patch ``k``, row ``y``, column ``x``:
+
+    ``"mrope"``
+        Qwen2-VL's M-RoPE with the release rule: ``(p + s·k, p + y, p + x)``; the next segment
+        starts one past the largest id (:func:`mrope_position_ids` with ``resume="max"`` for
+        images and integer time spacing).
+    ``"spatial_reset"``
+        The spatial reset of Huang et al.'s MRoPE-I code (``JJJYmmm/Multimodal-RoPEs``,
+        ``pos_design/mrope_i.py``): ``(p + s·k, y, x)``, the spatial ids start from 0 in every
+        grid; the next segment starts at ``p + max(s·k, y, x) + 1``, where M-RoPE's would.
+    ``"videorope"``
+        VideoRoPE's diagonal layout (Wei et al.; as in ``pos_design/videorope.py`` of the same
+        repository): ``t = p + s·k``, ``h = t + y − ⌊(h/m − 1)/2⌋``, ``w = t + x − ⌊(w/m − 1)/2⌋``,
+        so the grid's centre token has equal ids on all three axes; the next segment starts one
+        past the largest *time* id, ``p + s·(t − 1) + 1``.
+
+    ``s`` is ``temporal_stride`` (VideoRoPE's adjustable temporal spacing; 1 in M-RoPE).
+    Real prompts also wrap each grid in ``<vision_start>`` / ``<vision_end>`` tokens; here they
+    belong to the text segments around it.
+
+    Parameters
+    ----------
+    segments : sequence of tuple
+        ``("text", n)``, ``("image", t, h, w)`` or ``("video", t, h, w)``, the grid in patches.
+    layout : {"mrope", "spatial_reset", "videorope"}
+        The id layout.
+    spatial_merge_size : int
+        ``m`` (2 in the Qwen-VL models).
+    temporal_stride : int
+        Time ids per temporal patch.
+
+    Returns
+    -------
+    torch.Tensor
+        The ids, shape ``(3, seq)``, int64.
+    """
+    merge = check_positive_int(spatial_merge_size, "spatial_merge_size")
+    layout = check_choice(layout, "layout", MULTIMODAL_LAYOUTS)
+    stride = check_positive_int(temporal_stride, "temporal_stride")
+    check_size(("temporal_stride", stride), what="the time ids")
+    parsed = _parse(segments, merge)
+    if any(spacing is not None for *_, spacing in parsed):
+        raise ValueError("multimodal_layout_ids takes ('video', t, h, w) grids only; the time "
+                         "spacing is temporal_stride")
+    parts: list[torch.Tensor] = []
+    p = 0
+    for kind, a, h, w, _ in parsed:
+        if kind == "text":
+            parts.append(torch.arange(p, p + a).expand(3, -1))
+            p += a
+            continue
+        gh, gw = h // merge, w // merge
+        tt, yy, xx = torch.meshgrid(torch.arange(a) * stride, torch.arange(gh), torch.arange(gw),
+                                    indexing="ij")
+        if layout == "mrope":
+            ids = torch.stack((tt + p, yy + p, xx + p))
+            nxt = int(ids.max()) + 1
+        elif layout == "spatial_reset":
+            ids = torch.stack((tt + p, yy, xx))
+            nxt = p + int(torch.stack((tt, yy, xx)).max()) + 1
+        else:
+            t_ids = tt + p
+            ids = torch.stack((t_ids, t_ids + yy - (gh - 1) // 2, t_ids + xx - (gw - 1) // 2))
+            nxt = int(t_ids.max()) + 1
+        parts.append(ids.reshape(3, -1))
+        p = nxt
+    return torch.cat(parts, dim=1)
 
 
 def mrope_position_ids_batch(

@@ -789,3 +789,68 @@ def test_relative_position_index_2d_is_swins(window_h: int, window_w: int) -> No
     assert ours.max() < (2 * window_h - 1) * (2 * window_w - 1)
     with pytest.raises(ValueError, match="window_h"):
         relative_position_index_2d(0, 2)
+
+
+# --- multimodal_layout_ids: M-RoPE, MRoPE-I's spatial reset, VideoRoPE's diagonal layout --------
+
+def _reference_layout_ids(segments, layout, merge=2, stride=1):
+    """The loop of get_rope_index as Huang et al.'s Multimodal-RoPEs repository writes it for
+    M-RoPE (release rule), its spatial reset (pos_design/mrope_i.py) and VideoRoPE
+    (pos_design/videorope.py), transcribed token by token; the <vision_end> token of the
+    reference code is the first token of the next text segment here."""
+    rows, st_idx = [], 0
+    for seg in segments:
+        if seg[0] == "text":
+            rows += [(st_idx + j,) * 3 for j in range(seg[1])]
+            st_idx += seg[1]
+            continue
+        t, gh, gw = seg[1], seg[2] // merge, seg[3] // merge
+        grid = [(k * stride, y, x) for k in range(t) for y in range(gh) for x in range(gw)]
+        if layout == "mrope":
+            ids = [(st_idx + a, st_idx + b, st_idx + c) for a, b, c in grid]
+            st_idx = max(max(r) for r in ids) + 1
+        elif layout == "spatial_reset":
+            vision_end = max(max(r) for r in grid) + 1 + st_idx
+            ids = [(st_idx + a, b, c) for a, b, c in grid]
+            st_idx = vision_end
+        else:
+            ids = [(st_idx + a, st_idx + a + b - (gh - 1) // 2, st_idx + a + c - (gw - 1) // 2)
+                   for a, b, c in grid]
+            st_idx = max(r[0] for r in ids) + 1
+        rows += ids
+    return torch.tensor(rows).T
+
+
+LAYOUT_CASES = [
+    [("text", 3), ("image", 1, 4, 6), ("text", 2)],
+    [("text", 2), ("image", 1, 10, 4), ("text", 3), ("video", 3, 4, 8), ("text", 1)],
+    [("image", 1, 6, 6), ("text", 4)],
+]
+
+
+@pytest.mark.parametrize("segments", LAYOUT_CASES)
+@pytest.mark.parametrize("layout", ["mrope", "spatial_reset", "videorope"])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_multimodal_layout_ids_match_the_reference_loops(segments, layout, stride) -> None:
+    ours = P.multimodal_layout_ids(segments, layout=layout, temporal_stride=stride)
+    assert torch.equal(ours, _reference_layout_ids(segments, layout, stride=stride))
+
+
+def test_multimodal_layout_ids_facts() -> None:
+    example = [("text", 3), ("image", 1, 4, 6), ("text", 2)]
+    # "mrope" is mrope_position_ids' release rule on images
+    assert torch.equal(P.multimodal_layout_ids(example), mrope_position_ids(example)[0])
+    reset = P.multimodal_layout_ids(example, layout="spatial_reset")
+    assert reset[1:, 3:9].min() == 0
+    assert torch.equal(reset[:, 9:], mrope_position_ids(example)[0][:, 9:])
+    diag = P.multimodal_layout_ids(example, layout="videorope")
+    assert diag[:, 9].tolist() == [4, 4, 4]  # one past the image's single time id 3
+    centre = diag[:, 3:9].T.tolist().index([3, 3, 3])  # the centre token: equal ids on all axes
+    assert centre == 1  # row 0 = (2 - 1) // 2, column 1 = (3 - 1) // 2
+    # mutation: a layout name outside the three, a bad stride or a time-spaced video are refused
+    with pytest.raises(ValueError, match="layout"):
+        P.multimodal_layout_ids(example, layout="diagonal")
+    with pytest.raises(ValueError, match="temporal_stride"):
+        P.multimodal_layout_ids(example, temporal_stride=0)
+    with pytest.raises(ValueError, match="temporal_stride"):
+        P.multimodal_layout_ids([("text", 1), ("video", 2, 2, 2, 2.0)])

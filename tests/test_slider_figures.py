@@ -161,7 +161,10 @@ def test_mrope_sections_every_step_is_the_axis_map_and_its_wavelengths() -> None
             assert interleaved == [float(a) for a in axes["interleaved"]]
         except ValueError:
             assert interleaved == [None] * 64
+            assert update["y"][0] == ["contiguous", "interleaved: not realisable"]
             empty_interleaved.append(section)
+        else:
+            assert update["y"][0] == ["contiguous", "interleaved"]
         for a in range(3):  # the wavelengths each axis reads, per layout
             xs = np.array(update["x"][1 + a])
             ys = update["y"][1 + a]

@@ -429,20 +429,23 @@ def _mrope_sections_state(
     z: list[list[float | None]] = []
     text: list[list[str]] = []
     dots: list[dict[str, list[Any]]] = [{"x": [], "y": []} for _ in range(3)]
+    labels: list[str] = []
     for layout in _LAYOUTS:
         try:
             axes = _np(mm.mrope_axis_map(section, interleaved=layout == "interleaved")).tolist()
-        except ValueError:  # MRoPE-I cannot deal these counts out in turn: an empty row
+        except ValueError:  # MRoPE-I cannot deal these counts out in turn: an empty row, says so
             z.append([None] * n)
             text.append(["cannot interleave"] * n)
+            labels.append(f"{layout}: not realisable")
             continue
+        labels.append(layout)
         z.append([float(a) for a in axes])
         text.append([mm.MROPE_AXES[a] for a in axes])
         for i, a in enumerate(axes):
             dots[a]["x"].append(round(float(wavelength[i]), 2))
             dots[a]["y"].append(f"{mm.MROPE_AXES[a]}, {layout}")
     custom = [[round(float(v), 2) for v in wavelength]] * 2
-    return [{"z": z, "text": text, "customdata": custom}, *dots]
+    return [{"z": z, "text": text, "customdata": custom, "y": labels}, *dots]
 
 
 def mrope_sections_figure(
@@ -454,8 +457,9 @@ def mrope_sections_figure(
     """How ``mrope_section`` splits the frequency pairs among t, h and w, with a slider over splits.
 
     Top: which id each pair reads (:func:`posenc_lib.multimodal.mrope_axis_map`), contiguous
-    (Qwen2-VL, Qwen2.5-VL) and interleaved (MRoPE-I, Qwen3-VL); the interleaved row is empty for a
-    section MRoPE-I cannot realise. Bottom: the wavelength ``2π/θ_i`` of every pair each axis reads,
+    (Qwen2-VL, Qwen2.5-VL) and interleaved (MRoPE-I, Qwen3-VL); the interleaved row is empty, and
+    labelled "interleaved: not realisable", for a section MRoPE-I cannot realise. Bottom: the
+    wavelength ``2π/θ_i`` of every pair each axis reads,
     ``θ_i = base^(−2i/d)``, ``d = 2·sum(mrope_section)``, one row of dots per axis and layout.
 
     Parameters
@@ -492,7 +496,7 @@ def mrope_sections_figure(
     for a, colour in enumerate(_AXIS_COLOURS):
         colorscale += [[a / 3, colour], [(a + 1) / 3, colour]]
     fig.add_trace(go.Heatmap(
-        **state[0], x=list(range(n)), y=list(_LAYOUTS), zmin=-0.5, zmax=2.5,
+        **state[0], x=list(range(n)), zmin=-0.5, zmax=2.5,
         colorscale=colorscale, showscale=False, xgap=1, ygap=4, hoverongaps=False,
         hovertemplate="%{y}: pair %{x} reads %{text}<br>wavelength %{customdata:.4g} "
                       "positions<extra></extra>",
@@ -526,7 +530,7 @@ def mrope_sections_figure(
                 "z": [traces[0]["z"], None, None, None],
                 "text": [traces[0]["text"], None, None, None],
                 "x": [list(range(n)), *(t["x"] for t in traces[1:])],
-                "y": [list(_LAYOUTS), *(t["y"] for t in traces[1:])],
+                "y": [traces[0]["y"], *(t["y"] for t in traces[1:])],
             }, {"title.text": title(s)}, [0, 1, 2, 3]],
         })
     fig.update_layout(
