@@ -413,6 +413,8 @@ def test_phasor_sum_ends_at_the_similarity_and_reads_roformers_bound() -> None:
     assert path.y[-1] == pytest.approx(torch.sin(20 * theta).sum().item(), abs=1e-3)
     steps = {s.label: s for s in fig.layout.sliders[0].steps}
     assert "f(r) = mean |S_j| = 16.50" in steps["0"].args[1]["title.text"]  # (d/2 + 1)/2 at r = 0
+    odd = torch.sin(20 * theta).sum().item()
+    assert f"Σ sin(rθ_i) = {odd:.2f}" in steps["20"].args[1]["title.text"]  # the odd part
     with pytest.raises(ValueError, match="dim"):
         phasor_sum_figure(dim=63)
 

@@ -424,10 +424,12 @@ def _phasor_state(theta: np.ndarray, offset: float) -> tuple[dict[str, Any], str
     partial = np.concatenate([[0.0], np.cumsum(phases)])  # S_0 = 0, S_1, …, S_{d/2}
     half = len(theta)
     similarity = float(partial[-1].real)
+    odd_part = float(partial[-1].imag)  # Σ sin(rθ_i): odd in r, the part that carries direction
     bound = float(np.abs(partial[1:]).mean())
     at_zero = (half + 1) / 2  # f(0): the vertices S_j = j, j = 1 … d/2, average (d/2 + 1)/2
     title = (f"r = {offset:g}: Re Σ e^(irθ_i) = Σ cos(rθ_i) = {similarity:.2f} "
-             f"(of {half} at r = 0);  f(r) = mean |S_j| = {bound:.2f} (of {at_zero:g} at r = 0)")
+             f"(of {half} at r = 0);  f(r) = mean |S_j| = {bound:.2f} (of {at_zero:g} at r = 0)"
+             f"<br>Im Σ e^(irθ_i) = Σ sin(rθ_i) = {odd_part:.2f}")
     trace = {"x": partial.real.round(4).tolist(), "y": partial.imag.round(4).tolist()}
     return trace, title
 
