@@ -53,7 +53,7 @@ def test_page_declares_an_icon_that_exists(page: Path) -> None:
 
 # The API reference grows with the library (one autodoc entry per public function); it loads no
 # figures and no plotly, so it gets a budget of its own.
-API_PAGE_BUDGET_BYTES = 1_800_000
+API_PAGE_BUDGET_BYTES = 2_000_000  # 1.83 MB at 545 entries (2026-12-07)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=IDS)
