@@ -176,6 +176,20 @@ def sinusoidal_table_div_term_multiplied(
     return table.to(dtype)
 
 
+def _interleaved_table(x: torch.Tensor, seq: int, dim: int, positions: torch.Tensor | None,
+                       base: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``x`` in float64 and interleaved cos/sin tables ``(seq, dim)``: angles θ0, θ0, θ1, θ1, …"""
+    base = check_base(base)
+    if positions is None:
+        positions = torch.arange(seq, dtype=torch.float64)
+    positions = check_positions(positions, seq)
+    inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    angles = positions[:, None] * inv_freq  # (seq, dim/2), float64 as in the library
+    cos = torch.cos(angles).repeat_interleave(2, dim=-1)
+    sin = torch.sin(angles).repeat_interleave(2, dim=-1)
+    return x.to(torch.float64), cos, sin
+
+
 def rope_missing_minus(
     x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float = 10000.0
 ) -> torch.Tensor:
@@ -202,15 +216,7 @@ def rope_missing_minus(
         Same shape and dtype as ``x``.
     """
     x, seq, dim = check_rope_input(x)
-    base = check_base(base)
-    if positions is None:
-        positions = torch.arange(seq, dtype=torch.float64)
-    positions = check_positions(positions, seq)
-    inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
-    angles = positions[:, None] * inv_freq  # (seq, dim/2), float64 as in the library
-    cos = torch.cos(angles).repeat_interleave(2, dim=-1)
-    sin = torch.sin(angles).repeat_interleave(2, dim=-1)
-    x64 = x.to(torch.float64)
+    x64, cos, sin = _interleaved_table(x, seq, dim, positions, base)
     swapped = torch.stack([x64[..., 1::2], x64[..., ::2]], dim=-1).flatten(-2)  # minus missing
     return (x64 * cos + swapped * sin).to(x.dtype)
 
@@ -248,15 +254,7 @@ def rope_table_layout_mismatch(
     x, seq, dim = check_rope_input(x)
     if dim % 4 != 0:
         raise ValueError(f"dim (x's last dimension) must be a multiple of 4 here, got {dim}")
-    base = check_base(base)
-    if positions is None:
-        positions = torch.arange(seq, dtype=torch.float64)
-    positions = check_positions(positions, seq)
-    inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
-    angles = positions[:, None] * inv_freq  # (seq, dim/2)
-    cos = torch.cos(angles).repeat_interleave(2, dim=-1)  # interleaved table: θ0, θ0, θ1, θ1, …
-    sin = torch.sin(angles).repeat_interleave(2, dim=-1)
-    x64 = x.to(torch.float64)
+    x64, cos, sin = _interleaved_table(x, seq, dim, positions, base)  # θ0, θ0, θ1, θ1, …
     half = dim // 2
     rotated_half = torch.cat([-x64[..., half:], x64[..., :half]], dim=-1)  # pairs (j, j + d/2)
     return (x64 * cos + rotated_half * sin).to(x.dtype)

@@ -243,6 +243,16 @@ def streaming_cache_figure(
     return _style(fig, "Which keys a StreamingLLM cache keeps for each query", height=640)
 
 
+def _increasing_counts(values: object, name: str) -> list[int]:
+    """A non-empty, strictly increasing sequence of integers >= 1 (an x axis of counts)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise TypeError(f"{name} must be a non-empty sequence of integers, got {values!r}")
+    counts = [_int(n, f"{name}[i]", 1) for n in values]
+    if sorted(set(counts)) != counts:
+        raise ValueError(f"{name} must be increasing, got {counts}")
+    return counts
+
+
 def kshift_drift_figure(
     n_shifts: Sequence[int], errors: dict[str, Sequence[float]], *, title: str = ""
 ) -> go.Figure:
@@ -267,11 +277,7 @@ def kshift_drift_figure(
         One ``go.Scatter`` (lines and markers) per label, in the order given, with
         ``x = n_shifts`` and ``y`` the errors as given (floats).
     """
-    if isinstance(n_shifts, (str, bytes)) or not isinstance(n_shifts, Sequence) or not n_shifts:
-        raise TypeError(f"n_shifts must be a non-empty sequence of integers, got {n_shifts!r}")
-    counts = [_int(n, "n_shifts[i]", 1) for n in n_shifts]
-    if sorted(set(counts)) != counts:
-        raise ValueError(f"n_shifts must be increasing, got {counts}")
+    counts = _increasing_counts(n_shifts, "n_shifts")
     if not isinstance(errors, dict) or not errors:
         raise TypeError("errors must be a non-empty dict {label: (S,) sequence of errors}")
     lines: dict[str, list[float]] = {}
@@ -443,11 +449,7 @@ def depth_error_figure(
         One ``go.Scatter`` (lines and markers) per label, ``x = depths`` and ``y`` the errors as
         given, on linear axes (an exact first layer sits on zero).
     """
-    if isinstance(depths, (str, bytes)) or not isinstance(depths, Sequence) or not depths:
-        raise TypeError(f"depths must be a non-empty sequence of integers, got {depths!r}")
-    counts = [_int(n, "depths[i]", 1) for n in depths]
-    if sorted(set(counts)) != counts:
-        raise ValueError(f"depths must be increasing, got {counts}")
+    counts = _increasing_counts(depths, "depths")
     if not isinstance(errors, dict) or not errors:
         raise TypeError("errors must be a non-empty dict {label: (D,) sequence of errors}")
     lines = {str(label): _values(values, f"errors[{label!r}]", length=len(counts))
