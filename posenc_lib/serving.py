@@ -157,7 +157,7 @@ def packed_document_ids(lengths: Sequence[int] | torch.Tensor) -> torch.Tensor:
 
 
 def packed_causal_mask(
-    lengths: Sequence[int] | torch.Tensor, *, dtype: torch.dtype | None = None
+    lengths: Sequence[int] | torch.Tensor, *, dtype: torch.dtype
 ) -> torch.Tensor:
     """Causal mask of a packed row: a query sees the earlier keys of its own document only.
 
@@ -165,15 +165,17 @@ def packed_causal_mask(
     "``True`` = attend"; eager attention *adds* the mask to the scores (``attn_weights +
     attention_mask``), so a bool mask there adds 1 and 0 and masks nothing. For eager pass an
     additive mask (``dtype=torch.float32``, or the model's dtype), which both backends read alike.
+    ``dtype`` has no default because the bool form is silently wrong on eager: name the form.
     FlashAttention takes no 4-D mask: give it the boundaries as ``cu_seq_lens_q``/``cu_seq_lens_k``.
 
     Parameters
     ----------
     lengths : sequence of int or 1-D integer tensor
         The documents' lengths, each >= 1.
-    dtype : torch.dtype, optional
-        ``None`` (the default) for a bool mask; a floating dtype for an additive one: ``0`` where
-        a query may attend, ``torch.finfo(dtype).min`` elsewhere.
+    dtype : torch.dtype
+        Keyword only, required: ``torch.bool`` for a bool mask (``True`` = attend; SDPA and
+        boolean combinations), or a floating dtype for an additive one: ``0`` where a query may
+        attend, ``torch.finfo(dtype).min`` elsewhere (eager and SDPA).
 
     Returns
     -------
@@ -181,10 +183,10 @@ def packed_causal_mask(
         Shape ``(total, total)`` with ``total = sum(lengths)``: block-diagonal, each block
         lower-triangular; bool (``True`` where a query may attend) or additive of ``dtype``.
     """
-    if dtype is not None and (not isinstance(dtype, torch.dtype) or not dtype.is_floating_point):
+    if not isinstance(dtype, torch.dtype) or not (dtype == torch.bool or dtype.is_floating_point):
         raise TypeError(
-            f"dtype must be None (a bool mask) or a floating torch.dtype (an additive mask), "
-            f"got {_describe(dtype)}"
+            f"dtype must be torch.bool (a bool mask, read by SDPA) or a floating torch.dtype (an "
+            f"additive mask, read by eager and SDPA), got {_describe(dtype)}"
         )
     values = _lengths(lengths)
     total = sum(values)
@@ -192,7 +194,7 @@ def packed_causal_mask(
     docs = packed_document_ids(values)
     same_document = docs[:, None] == docs[None, :]
     allowed = same_document & torch.ones(total, total, dtype=torch.bool).tril()
-    if dtype is None:
+    if dtype == torch.bool:
         return allowed
     return torch.zeros(total, total, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
 
@@ -317,11 +319,12 @@ def rerotate_keys(
     exactly; in every layer but the first, a cached key's content still remembers tokens that were
     evicted, so a shifted cache is not a recomputation of the shortened text.
 
-    With ``shift`` a ``(seq,)`` tensor of absolute positions and unrotated keys, the same call
-    applies the *first* rotation; with a frequency difference as ``inv_freq`` it corrects each
-    key's rotation for a change of frequencies (dynamic NTK). In a model of several layers both
-    are exact only in the first layer: a deeper layer's keys were computed from hidden states
-    that attended to the evicted tokens, or with the old frequencies (chapter 12 measures both).
+    ``shift`` may also be a ``(seq,)`` tensor, one shift per cached key; with a frequency
+    difference as ``inv_freq`` the call corrects each key's rotation for a change of frequencies
+    (dynamic NTK). In a model of several layers both are exact only in the first layer: a deeper
+    layer's keys were computed from hidden states that attended to the evicted tokens, or with the
+    old frequencies (chapter 12 measures both). To rotate raw keys the first time, use
+    :func:`~posenc_lib.apply_rope_half` (or the convention's ``apply_rope_*``).
 
     ``convention`` must be the layout *of the cache*, which is not always the checkpoint's:
 
@@ -671,7 +674,11 @@ def layer_rope_frequencies(config: object) -> list[torch.Tensor | None]:
     leaves every fourth layer without RoPE (``no_rope_layers``), Llama 4 its chunked/NoPE mix. A
     K-shift with one set of frequencies for every layer is then wrong in the layers that differ.
     The frequencies are read by :func:`posenc_lib.architectures.position_plan`, from the model's
-    own rotary module when transformers is installed.
+    own rotary module when transformers is installed: a module freshly built from ``config``,
+    whose float32 values are what ``from_pretrained(dtype=torch.bfloat16)`` keeps. A model cast
+    afterwards with ``model.to(torch.bfloat16)`` rotated its keys with ``inv_freq`` rounded to
+    bf16 in transformers 5.25 (the serving-notes appendix measures it); read those from the
+    model's own ``rotary_emb.inv_freq`` instead.
 
     Parameters
     ----------
@@ -903,7 +910,7 @@ def audit_positions(
     generate: bool = False,
     rope_type: str = "default",
     original_max_position: int | None = None,
-    attn_implementation: str = "eager",
+    attn_implementation: str = "sdpa",
     encoding: str | None = None,
     cache_ids: str | None = None,
 ) -> list[PositionIssue]:
@@ -1012,8 +1019,9 @@ def audit_positions(
     original_max_position : int, optional
         The training length, required for ``"dynamic"`` and ``"longrope"``.
     attn_implementation : str
-        The model's ``attn_implementation``: ``"eager"``, ``"sdpa"`` (mask-based, the packing
-        traps apply), ``"flash_attention_2"`` or ``"flash_attention_3"``.
+        The model's ``attn_implementation``: ``"eager"``, ``"sdpa"`` (the default, as in
+        transformers 5.25; both mask-based, the packing traps apply), ``"flash_attention_2"`` or
+        ``"flash_attention_3"``.
     encoding : str, optional
         ``"absolute"``, ``"rope"``, ``"alibi"`` or ``"nope"``; ``None`` when unknown.
     cache_ids : str, optional

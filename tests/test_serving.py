@@ -61,7 +61,7 @@ def test_position_ids_reject_bad_masks() -> None:
 def test_packed_ids_and_mask_agree(lengths: list[int]) -> None:
     ids = packed_position_ids(lengths)
     docs = packed_document_ids(lengths)
-    mask = packed_causal_mask(lengths)
+    mask = packed_causal_mask(lengths, dtype=torch.bool)
     total = sum(lengths)
     assert ids.shape == docs.shape == (total,) and mask.shape == (total, total)
     for i in range(total):
@@ -92,7 +92,7 @@ def test_packed_row_equals_separate_documents(attn_implementation: str) -> None:
         float_mask = packed_causal_mask(lengths, dtype=torch.float32)[None, None]
         additive = model(packed, position_ids=ids, attention_mask=float_mask)
         boolean = model(packed, position_ids=ids,
-                        attention_mask=packed_causal_mask(lengths)[None, None])
+                        attention_mask=packed_causal_mask(lengths, dtype=torch.bool)[None, None])
         ids_only = model(packed, position_ids=ids).logits[0]
     assert (additive.logits[0] - separate).abs().max() < 1e-5
     bool_error = (boolean.logits[0] - separate).abs().max()
@@ -105,22 +105,36 @@ def test_packed_row_equals_separate_documents(attn_implementation: str) -> None:
 
 
 def test_packed_causal_mask_additive_form() -> None:
-    allowed = packed_causal_mask([2, 3])
+    allowed = packed_causal_mask([2, 3], dtype=torch.bool)
     for dtype in (torch.float32, torch.bfloat16):
         additive = packed_causal_mask([2, 3], dtype=dtype)
         assert additive.dtype == dtype
         assert bool((additive[allowed] == 0).all())
         assert bool((additive[~allowed] == torch.finfo(dtype).min).all())
-    for bad in (torch.long, torch.bool, "float32"):
+    assert allowed.dtype == torch.bool and bool(allowed[4, 2]) and not bool(allowed[2, 1])
+    for bad in (torch.long, None, "float32"):
         with pytest.raises(TypeError, match="dtype"):
             packed_causal_mask([2, 3], dtype=bad)
+    with pytest.raises(TypeError, match="dtype"):  # no default: the bool form breaks eager
+        packed_causal_mask([2, 3])  # type: ignore[call-arg]
+
+
+def test_audit_defaults_to_transformers_default_backend() -> None:
+    """A bool block mask audited without a backend is judged as SDPA reads it (transformers'
+    default), and flagged only when the caller says eager."""
+    ids = torch.ones(1, 5, dtype=torch.long)
+    packed = packed_position_ids([2, 3])[None]
+    bool_block = packed_causal_mask([2, 3], dtype=torch.bool)[None, None]
+    assert audit_positions(ids, bool_block, packed) == []
+    assert _codes(audit_positions(ids, bool_block, packed, attn_implementation="eager")) == {
+        "4d-mask-misread"}
 
 
 def test_packing_rejects_bad_lengths() -> None:
     with pytest.raises(ValueError, match="lengths"):
         packed_position_ids([])
     with pytest.raises(ValueError, match="lengths"):
-        packed_causal_mask([3, 0])
+        packed_causal_mask([3, 0], dtype=torch.bool)
     with pytest.raises(TypeError, match="lengths"):
         packed_document_ids(None)
     with pytest.raises(TypeError, match="lengths"):
@@ -225,11 +239,12 @@ def test_mask_gallery_steps_are_the_library_masks() -> None:
     steps = fig.layout.sliders[0].steps
     assert [s.label for s in steps] == ["causal", "left pad 3", "packed", "window 2", "window 4"]
     packed = torch.tensor(steps[2].args[0]["z"][0]).bool()
-    assert torch.equal(packed, packed_causal_mask([4, 3, 5]))
+    assert torch.equal(packed, packed_causal_mask([4, 3, 5], dtype=torch.bool))
     window = torch.tensor(steps[4].args[0]["z"][0]).bool()
     assert torch.equal(window, sliding_window_mask(12, 4))
     padded = torch.tensor(steps[1].args[0]["z"][0]).bool()
-    assert not padded[:, :3].any() and bool(padded[3:, 3:].equal(packed_causal_mask([9])))
+    nine = packed_causal_mask([9], dtype=torch.bool)
+    assert not padded[:, :3].any() and bool(padded[3:, 3:].equal(nine))
     assert fig.layout.title.text.startswith("Who may attend")
 
 
@@ -272,7 +287,8 @@ def test_sliding_window_composes_with_the_document_mask(lengths: list[int], wind
     expected = rule(torch.tensor(0), torch.tensor(0), index[:, None], index[None, :])
     ours = sliding_window_mask(total, window, lengths=lengths)
     assert torch.equal(ours, expected)
-    assert torch.equal(ours, sliding_window_mask(total, window) & packed_causal_mask(lengths))
+    packed_mask = packed_causal_mask(lengths, dtype=torch.bool)
+    assert torch.equal(ours, sliding_window_mask(total, window) & packed_mask)
     # the decoding rows of a packed row: the last document's last token
     last = sliding_window_mask(1, window, offset=total - 1, lengths=lengths)
     assert torch.equal(last, ours[-1:])
@@ -369,8 +385,8 @@ def test_audit_is_quiet_on_a_clean_batch() -> None:
     assert audit_positions(ids[:1], None, packed, use_cache=False) == []
     block = packed_causal_mask([2, 3], dtype=torch.float32)[None, None]
     assert audit_positions(ids[:1], block, packed) == []
-    assert audit_positions(ids[:1], packed_causal_mask([2, 3])[None, None], packed,
-                           attn_implementation="sdpa") == []
+    bool_block = packed_causal_mask([2, 3], dtype=torch.bool)[None, None]
+    assert audit_positions(ids[:1], bool_block, packed, attn_implementation="sdpa") == []
     # decoding one token after 5 cached ones, the mask covering the cache
     step_mask = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
     assert audit_positions(ids[:, :1], step_mask, torch.tensor([[3], [5]]), cache_length=5) == []
@@ -401,9 +417,10 @@ def test_audit_flags_every_trap_of_chapter_12() -> None:
     assert _codes(audit_positions(ids[:1], cache_length=6, rope_type="longrope",
                                   original_max_position=8)) == {"longrope-switch-with-cache"}
     # a bool (or integer) 4-D mask on eager is added as 0/1; FlashAttention takes no 4-D mask
-    for mask in (packed_causal_mask([2, 3])[None, None],
-                 packed_causal_mask([2, 3])[None, None].long()):
-        assert _codes(audit_positions(ids[:1], mask, packed)) == {"4d-mask-misread"}
+    for mask in (packed_causal_mask([2, 3], dtype=torch.bool)[None, None],
+                 packed_causal_mask([2, 3], dtype=torch.bool)[None, None].long()):
+        assert _codes(audit_positions(ids[:1], mask, packed, attn_implementation="eager")) == {
+            "4d-mask-misread"}
     additive = packed_causal_mask([2, 3], dtype=torch.float32)[None, None]
     issues = audit_positions(ids[:1], additive, packed, attn_implementation="flash_attention_2")
     assert _codes(issues) == {"4d-mask-misread"} and "cu_seq_lens" in issues[0].message
@@ -555,7 +572,7 @@ def test_audit_reads_the_documents_off_a_4d_block_mask() -> None:
         assert _codes(audit_positions(tokens, block, ids, encoding="rope", rope_type="dynamic",
                                       original_max_position=6, use_cache=False)) == {
             "packed-ids-not-restarted"}
-    bool_block = packed_causal_mask(lengths)[None, None]  # the bool form, read on SDPA
+    bool_block = packed_causal_mask(lengths, dtype=torch.bool)[None, None]  # read on SDPA
     assert _codes(audit_positions(tokens, bool_block, columns, encoding="absolute",
                                   attn_implementation="sdpa")) == {"packed-ids-not-restarted"}
     window = sliding_window_mask(12, 4)[None, None]  # a window is one document, not several

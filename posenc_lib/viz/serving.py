@@ -47,7 +47,7 @@ def _masks(lengths: Sequence[int], n_pad: int, windows: Sequence[int]) -> list[d
          "caption": f"causal: query i sees keys 0…i ({total} tokens)"},
         {"label": f"left pad {n_pad}", "mask": padded,
          "caption": f"{n_pad} pad slots on the left: masked as keys; real ids restart at 0"},
-        {"label": "packed", "mask": packed_causal_mask(lengths),
+        {"label": "packed", "mask": packed_causal_mask(lengths, dtype=torch.bool),
          "caption": "packed " + " + ".join(str(n) for n in lengths)
          + ": one causal block per document"},
     ]
