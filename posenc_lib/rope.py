@@ -21,11 +21,12 @@ head, with frequencies ``base^(-2i/rotary_dim)``, and passes the others through 
 Angles are computed in float64 (a float32 outer product ``m·θ``, as in Meta's and Hugging Face's
 code, is off by up to 0.052 rad at ``m = 10^6`` for ``d = 128``); cos/sin are then cast to the
 working dtype. The functions (:func:`apply_rope_half`, :func:`apply_rope_interleaved`,
-:func:`apply_rope_complex`) rotate half-precision inputs in float32 and cast back, rounding once.
-:class:`RotaryEmbedding` does so only for ``convention="complex"``; its ``"half"`` and
-``"interleaved"`` conventions keep cos/sin in the input's dtype and compute in it (as Hugging
-Face's ``apply_rotary_pos_emb`` does), so bfloat16 inputs are rounded at every step. Every path
-keeps the input's dtype.
+:func:`apply_rope_complex`) rotate half-precision inputs in float32 and cast back, rounding once;
+so does :class:`RotaryEmbedding` in every convention with its default
+``compute_dtype=torch.float32``. With ``compute_dtype=None`` its ``"half"`` and ``"interleaved"``
+conventions keep cos/sin in the input's dtype and compute in it (as Hugging Face's
+``apply_rotary_pos_emb`` does), so bfloat16 inputs are rounded at every step. Every path keeps
+the input's dtype.
 """
 
 from __future__ import annotations
@@ -912,21 +913,26 @@ class RotaryEmbedding(nn.Module):
         self.reserved = max(self.reserved, length)
 
     def reserve(
-        self, length: int, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
+        self,
+        length: int,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float32,
     ) -> None:
         """Build the table for positions ``0 … length-1`` now, and let explicit positions index it.
 
         Meta precomputes twice its maximum sequence length; a server reserves its context
-        length. After ``reserve(n)``, integer ``positions`` must lie in ``[0, n)`` (checked on
-        the CPU; not checked on an accelerator). Reserving is cumulative: the largest length
-        reserved so far holds for every device and dtype.
+        length. After ``reserve(n)``, integer ``positions`` must lie in ``[0, c)``, where the
+        capacity ``c >= n`` is the table's current length (the offset path may have grown it
+        further; checked on the CPU, not on an accelerator). Reserving is cumulative: the
+        largest length reserved so far holds for every device and dtype.
 
         Parameters
         ----------
         length : int
             Number of positions (>= 0, at most ``max_rows``).
-        device : torch.device or str
-            Device of the table.
+        device : torch.device or str, optional
+            Device of the table; default the module's own (where its ``inv_freq`` lives, so a
+            module moved with ``.to(device)`` reserves there).
         dtype : torch.dtype
             Dtype of the inputs the table will serve.
         """
@@ -1004,7 +1010,10 @@ class RotaryEmbedding(nn.Module):
         return tuple(t.view(batch, *lead, seq, t.shape[-1]) for t in rows)
 
     def cos_sin(
-        self, seq_len: int, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
+        self,
+        seq_len: int,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float32,
     ) -> tuple[torch.Tensor, ...]:
         """The tables for positions ``0 … seq_len-1``, as the forward pass uses them.
 
@@ -1012,8 +1021,8 @@ class RotaryEmbedding(nn.Module):
         ----------
         seq_len : int
             Number of positions (>= 0).
-        device : torch.device or str
-            Device of the tables.
+        device : torch.device or str, optional
+            Device of the tables; default the module's own.
         dtype : torch.dtype
             Floating dtype the real conventions' tables are built in (``"complex"`` gives
             complex128 for float64 and complex64 otherwise).
@@ -1033,6 +1042,54 @@ class RotaryEmbedding(nn.Module):
         where = self._device if checked is None else checked
         with torch.no_grad():
             rows = self._slice(0, seq_len, where, self._work_dtype_for(dtype))
+        return self._laid_out(rows)
+
+    def cos_sin_at(
+        self,
+        positions: torch.Tensor,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float32,
+    ) -> tuple[torch.Tensor, ...]:
+        """The rows of :meth:`cos_sin` for explicit positions, gathered without a host read.
+
+        What a Hugging Face-style rotary module returns from ``(x, position_ids)``: unlike
+        ``cos_sin(int(position_ids.max()) + 1)[position_ids]``, it neither reads the largest id
+        on the host nor copies the whole prefix at every decode step.
+
+        Parameters
+        ----------
+        positions : torch.Tensor
+            Shape ``(seq,)`` or ``(batch, seq)``: integers (>= 0) index the table as in
+            :meth:`forward`; real floats are computed directly.
+        device : torch.device or str, optional
+            Device of the rows; default the module's own.
+        dtype : torch.dtype
+            Dtype of the inputs the rows will serve, as in :meth:`cos_sin`.
+
+        Returns
+        -------
+        tuple of torch.Tensor
+            As :meth:`cos_sin`, with the rows in ``positions``' shape: ``(…, d)`` cos and sin
+            for the real conventions, ``(…, d/2)`` complex for ``"complex"``.
+        """
+        if not isinstance(positions, torch.Tensor):
+            raise TypeError(f"positions must be a torch.Tensor, got {type(positions).__name__}")
+        if positions.ndim not in (1, 2):
+            raise ValueError(
+                f"positions must have shape (seq,) or (batch, seq), got {tuple(positions.shape)}"
+            )
+        checked = check_device(device)
+        dtype = check_dtype(dtype)
+        seq = positions.shape[-1]
+        probe = torch.empty(1, 1, seq, self.dim, device="meta")  # shape checks only
+        positions = self._check_positions(positions, probe, probe, seq)
+        where = self._device if checked is None else checked
+        with torch.no_grad():
+            rows = self._gather(positions, where, self._work_dtype_for(dtype))
+        return self._laid_out(rows)
+
+    def _laid_out(self, rows: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+        """Table rows ``(cos, sin_half)`` or ``(freqs_cis,)`` as copies in the public layout."""
         if self.convention == "complex":
             return (rows[0].clone(),)
         cos, sin_half = rows

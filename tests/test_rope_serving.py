@@ -395,3 +395,39 @@ def test_the_upcast_paths_read_no_device_value(convention: str) -> None:
                        "ids": lambda: layer(q, q, torch.tensor([[0, 0, 1], [5, 6, 7]]))}.items():
         call()
         assert count_host_reads(call) == {}, name
+
+
+@pytest.mark.parametrize("reserved", [0, 256])
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_cos_sin_at_gathers_the_table_rows_without_a_host_read(
+    convention: str, reserved: int
+) -> None:
+    """`cos_sin_at(ids)` is `cos_sin(n)[ids]` (the adapter's slow form) for (seq,) and (batch, seq)
+    ids, reads nothing on the host, and runs on a device without values."""
+    layer = RotaryEmbedding(16, convention=convention, max_positions=reserved)
+    full = layer.cos_sin(50)
+    for ids in (torch.tensor([3, 7, 49]), torch.tensor([[0, 1, 2], [40, 41, 42]])):
+        rows = layer.cos_sin_at(ids)
+        assert len(rows) == len(full)
+        for whole, gathered in zip(full, rows, strict=True):
+            assert gathered.shape == (*ids.shape, whole.shape[-1])
+            assert torch.equal(gathered, whole[ids])
+        assert count_host_reads(lambda ids=ids: layer.cos_sin_at(ids)) == {}
+    on_meta = RotaryEmbedding(16, convention=convention, max_positions=reserved).to("meta")
+    rows = on_meta.cos_sin_at(torch.tensor([[0, 1, 2]], device="meta"))
+    assert rows[0].device.type == "meta" and rows[0].shape[:2] == (1, 3)
+    with pytest.raises(ValueError, match="positions must have shape"):
+        layer.cos_sin_at(torch.zeros(1, 1, 3, dtype=torch.long))
+    with pytest.raises(TypeError, match="positions"):
+        layer.cos_sin_at([1, 2])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"\[0, "):
+        layer.cos_sin_at(torch.tensor([-1, 2]))
+
+
+def test_reserve_and_cos_sin_default_to_the_module_device() -> None:
+    """A module moved to a device reserves and builds its tables there (mutation: the old default
+    device="cpu" builds a CPU table for a meta module, or raises reading it)."""
+    layer = RotaryEmbedding(16).to("meta")
+    layer.reserve(64)
+    assert layer.cos_sin(4)[0].device.type == "meta"
+    assert all(key[0].type == "meta" for key in layer._tables)
