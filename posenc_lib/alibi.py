@@ -380,10 +380,11 @@ def alibi_bias_authors(
     causal diagonal. Row ``i`` differs from :func:`alibi_bias` by the constant ``μ_h·pos(i)``, so
     the softmax over keys, and hence the attention, is the same — in exact arithmetic. Cast to
     bfloat16 or float16 (as BLOOM does), the large values ``μ_h·j`` far from key 0 lose their low
-    bits and neighbouring keys get equal biases: the attention changes (chapter 7, *Numerics*).
-    That is faithful to BLOOM. A shared row that is zero at the last key (MPT's) spares the last
-    queries instead of the first: at 112 heads and 2 048 tokens both move some weight by more than
-    0.1 at about 92 % of the queries. Only the per-query bias ``−μ_h·(m − n)`` of
+    bits and neighbouring keys get equal biases: the attention changes (the appendix *Porting and
+    running ALiBi*, section *Numerics*). That is faithful to BLOOM. A shared row that is zero at
+    the last key (MPT's) spares the last queries instead of the first: at 112 heads and 2 048
+    tokens both move some weight by more than 0.1 at about 92 % of the queries. Only the per-query
+    bias ``−μ_h·(m − n)`` of
     :func:`alibi_bias`, zero at every query's own key, keeps it small for every query.
 
     Parameters
