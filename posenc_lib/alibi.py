@@ -8,7 +8,7 @@ Besides the bias itself, this module holds the equivalent forms found in real co
 quantities the book plots:
 
 * :func:`linear_bias` — the bias for any slopes (the general form ``alibi_bias`` builds on);
-* :func:`alibi_bias_authors` — the ``+m·j`` form of the authors' code (and BLOOM's), equal to
+* :func:`alibi_bias_authors` — the ``+μ_h·j`` form of the authors' code (and BLOOM's), equal to
   ``alibi_bias`` after the softmax;
 * :func:`flash_attn_alibi_bias` — FlashAttention's documented convention (positive
   ``alibi_slopes``, bias ``−slope·|i + k_len − q_len − j|``);
@@ -104,7 +104,7 @@ def alibi_slopes(
     n_heads : int
         Number of heads, ``1 … MAX_HEADS`` (65 536).
     max_bias : float
-        The exponent of the last slope of a power-of-two head count, ``m = 2^(−max_bias)``;
+        The exponent of the last slope of a power-of-two head count, ``μ_{H−1} = 2^(−max_bias)``;
         8 in the paper, in BLOOM and in MPT's default ``alibi_bias_max``.
     dtype : torch.dtype
         Output dtype (computed in float64).
@@ -380,10 +380,11 @@ def alibi_bias_authors(
     causal diagonal. Row ``i`` differs from :func:`alibi_bias` by the constant ``μ_h·pos(i)``, so
     the softmax over keys, and hence the attention, is the same — in exact arithmetic. Cast to
     bfloat16 or float16 (as BLOOM does), the large values ``μ_h·j`` far from key 0 lose their low
-    bits and neighbouring keys get equal biases: the attention changes (chapter 7, *Numerics*).
-    That is faithful to BLOOM. A shared row that is zero at the last key (MPT's) spares the last
-    queries instead of the first: at 112 heads and 2 048 tokens both move some weight by more than
-    0.1 at about 92 % of the queries. Only the per-query bias ``−μ_h·(m − n)`` of
+    bits and neighbouring keys get equal biases: the attention changes (the appendix *Porting and
+    running ALiBi*, section *Numerics*). That is faithful to BLOOM. A shared row that is zero at
+    the last key (MPT's) spares the last queries instead of the first: at 112 heads and 2 048
+    tokens both move some weight by more than 0.1 at about 92 % of the queries. Only the per-query
+    bias ``−μ_h·(m − n)`` of
     :func:`alibi_bias`, zero at every query's own key, keeps it small for every query.
 
     Parameters
@@ -512,7 +513,7 @@ def packed_alibi_bias(
 
 
 def alibi_reach(
-    n_heads: int, nats: float | Sequence[float] = (1.0, 5.0, 10.0)
+    n_heads: int, nats: float | Sequence[float] = (1.0, 5.0, 10.0), *, max_bias: float = 8.0
 ) -> torch.Tensor:
     """Distance at which each head's bias has fallen by ``nats``: ``nats / μ_h``.
 
@@ -526,13 +527,17 @@ def alibi_reach(
         Number of heads (>= 1).
     nats : float or sequence of float
         Bias drops, each finite and > 0.
+    max_bias : float
+        The 8 of the slope rule, as in :func:`alibi_slopes` (MPT's ``alibi_bias_max``); finite,
+        in ``(0, 1024]``.
 
     Returns
     -------
     torch.Tensor
-        Shape ``(n_heads, len(nats))`` (``(n_heads, 1)`` for one number), float64, in positions.
+        Shape ``(n_heads, len(nats))`` (``(n_heads, 1)`` for one number), float64, in positions:
+        entry ``[h, j]`` is ``nats[j] / μ_h``.
     """
-    slopes = alibi_slopes(n_heads, dtype=torch.float64)
+    slopes = alibi_slopes(n_heads, max_bias=max_bias, dtype=torch.float64)
     values = [nats] if not isinstance(nats, (Sequence, torch.Tensor)) or isinstance(
         nats, str
     ) else list(nats)
@@ -543,17 +548,22 @@ def alibi_reach(
 
 
 def alibi_window_mass(
-    n_heads: int, seq_lens: int | Sequence[int] | torch.Tensor, window: int
+    n_heads: int,
+    seq_lens: int | Sequence[int] | torch.Tensor,
+    window: int,
+    *,
+    max_bias: float = 8.0,
 ) -> torch.Tensor:
     """Attention mass on the last ``window`` keys of a content-free query, per head.
 
-    The query sits at the last of ``T`` positions and all logits ``q·k`` are equal, so the weights
-    are ``softmax(−m·r)`` over the distances ``r = 0 … T − 1``. Summing the geometric series,
+    The query sits at the last of ``T`` positions and all logits ``q·k`` are equal, so head ``h``'s
+    weights are ``softmax(−μ_h·r)`` over the distances ``r = 0 … T − 1`` (``μ_h`` its slope).
+    Summing the geometric series,
 
-    ``mass(T) = (1 − e^{−m·min(window, T)}) / (1 − e^{−m·T})``,
+    ``mass_h(T) = (1 − e^{−μ_h·min(window, T)}) / (1 − e^{−μ_h·T})``,
 
-    which falls as ``T`` grows but never below ``1 − e^{−m·window}`` (its limit). Computed in closed
-    form, so ``T`` may be as large as you like.
+    which falls as ``T`` grows but never below ``1 − e^{−μ_h·window}`` (its limit). Computed in
+    closed form, so ``T`` may be as large as you like.
 
     Parameters
     ----------
@@ -563,13 +573,16 @@ def alibi_window_mass(
         Sequence lengths ``T`` (each >= 1).
     window : int
         Number of most recent keys counted (>= 1), e.g. the training context ``L``.
+    max_bias : float
+        The 8 of the slope rule, as in :func:`alibi_slopes` (MPT's ``alibi_bias_max``); finite,
+        in ``(0, 1024]``.
 
     Returns
     -------
     torch.Tensor
         Shape ``(n_heads, len(seq_lens))``, float64, in ``(0, 1]``.
     """
-    slopes = alibi_slopes(n_heads, dtype=torch.float64)
+    slopes = alibi_slopes(n_heads, max_bias=max_bias, dtype=torch.float64)
     window = check_positive_int(window, "window")
     if isinstance(seq_lens, torch.Tensor):
         if seq_lens.ndim > 1 or seq_lens.dtype.is_floating_point or seq_lens.dtype.is_complex \
@@ -585,10 +598,10 @@ def alibi_window_mass(
     # A closed form: nothing of size seq_len is allocated, so any int64 length is fine.
     lengths = torch.tensor([check_positive_int(v, "seq_lens", maximum=2**62) for v in values],
                            dtype=torch.float64)
-    m = slopes[:, None]
+    mu = slopes[:, None]
     seen = torch.clamp(lengths, max=float(window))[None, :]
-    # −expm1(−x) = 1 − e^{−x}, accurate for the tiny m·T of flat heads.
-    return torch.expm1(-m * seen) / torch.expm1(-m * lengths[None, :])
+    # −expm1(−x) = 1 − e^{−x}, accurate for the tiny μ_h·T of flat heads.
+    return torch.expm1(-mu * seen) / torch.expm1(-mu * lengths[None, :])
 
 
 

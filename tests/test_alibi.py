@@ -238,6 +238,23 @@ def test_window_mass_falls_to_its_limit_and_never_below(n: int, window: int) -> 
     torch.testing.assert_close(mass[:, -1], limit, rtol=1e-6, atol=0)
 
 
+def test_reach_and_window_mass_use_max_bias() -> None:
+    # MPT's alibi_bias_max = 4 for 8 heads: slopes 2^(−h/2 − 1/2), the flattest 1/16, not 1/256
+    slopes = alibi_slopes(8, max_bias=4.0, dtype=torch.float64)
+    reach = alibi_reach(8, 10.0, max_bias=4.0)[:, 0]
+    torch.testing.assert_close(reach, 10 / slopes, rtol=0, atol=0)
+    assert reach.max().item() == 160.0 and alibi_reach(8, 10.0)[:, 0].max().item() == 2560.0
+    mass = alibi_window_mass(8, [64, 10**9], 32, max_bias=4.0)
+    limit = -torch.expm1(-slopes * 32)
+    torch.testing.assert_close(mass[:, 1], limit, rtol=1e-9, atol=0)
+    assert not torch.allclose(mass, alibi_window_mass(8, [64, 10**9], 32))  # the default, 8
+    for bad in (0.0, -1.0, float("nan"), 2000.0):
+        with pytest.raises(ValueError, match="max_bias"):
+            alibi_reach(8, max_bias=bad)
+        with pytest.raises(ValueError, match="max_bias"):
+            alibi_window_mass(8, 10, 2, max_bias=bad)
+
+
 def test_window_mass_accepts_ints_and_tensors() -> None:
     a = alibi_window_mass(4, 100, 10)
     b = alibi_window_mass(4, torch.tensor([100]), 10)

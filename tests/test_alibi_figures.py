@@ -156,6 +156,21 @@ def test_window_steps_are_the_closed_form_mass() -> None:
     assert _kb(alibi_window_figure(128, 10**6, 1024)) < 300
 
 
+def test_window_curves_are_named_by_head_and_slope() -> None:
+    # 8 heads, L = 512, to 16L: heads 5, 6, 7 leave the floor (leaks e^−8, e^−4, e^−2), the rest
+    # share one name; each name sits at its own curve's right end.
+    fig = alibi_window_figure(n_heads=8, window=512, max_factor=16)
+    names = fig.data[1]
+    assert list(names.text) == ["head 5 (μ = 1/64)", "head 6 (μ = 1/128)", "head 7 (μ = 1/256)",
+                                "5 steepest heads (μ ≥ 1/32)"]
+    np.testing.assert_allclose(names.y[:3], [math.exp(-8), math.exp(-4), math.exp(-2)], rtol=1e-3)
+    assert set(fig.data[0].customdata) == set(range(8))  # the hover's head index
+    for step in fig.layout.sliders[0].steps:  # every slider step renames the curves
+        n, text = int(step.label), step.args[0]["text"][1]
+        assert list(step.args[1]) == [0, 1]
+        assert (text == []) if n > 16 else text[0].startswith("head ")
+
+
 # --- bad parameters ---
 
 

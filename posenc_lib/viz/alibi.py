@@ -445,6 +445,21 @@ def _leak(n_heads: int, lengths: np.ndarray, window: int) -> np.ndarray:
     return (np.exp(-m * window) - np.exp(-m * t)) / -np.expm1(-m * t)
 
 
+def _mu_text(slope: float) -> str:
+    """A slope as ``1/2^e`` written out (``1/256``), or ``2^−e`` when ``e`` is fractional."""
+    e = math.log2(1.0 / slope)
+    return f"1/{2 ** round(e)}" if abs(e - round(e)) < 1e-9 else f"2^−{e:.3g}"
+
+
+def _slope_label(h: int, slope: float) -> str:
+    """``head h (μ = 1/256)``: the name the book gives a head."""
+    return f"head {h} (μ = {_mu_text(slope)})"
+
+
+#: Curves are named beside their right end for at most this many heads (more would overlap).
+_WINDOW_LABELLED_HEADS = 16
+
+
 def _window_state(n_heads: int, window: int, max_factor: int) -> dict[str, Any]:
     lengths = np.unique(np.geomspace(window, max_factor * window, _WINDOW_POINTS).round())
     leak = np.maximum(_leak(n_heads, lengths, window), LEAK_FLOOR)
@@ -452,9 +467,30 @@ def _window_state(n_heads: int, window: int, max_factor: int) -> dict[str, Any]:
     n = len(lengths)
     x = np.concatenate([np.append(lengths, _GAP) for _ in range(n_heads)]).tolist()
     y = np.concatenate([np.append([float(f"{v:.4g}") for v in row], _GAP) for row in leak]).tolist()
-    # The marker colour, log2(1/μ), is also what the hover shows to tell the heads apart.
+    # The marker colour, log2(1/μ_h), and the head index tell the heads apart (hover, colour bar).
     colour = np.repeat(np.log2(1.0 / slopes), n + 1)
-    return {"x": x, "y": y, "marker": {"color": np.round(colour, 3).tolist()}}
+    head = np.repeat(np.arange(n_heads), n + 1).tolist()
+    return {"x": x, "y": y, "customdata": head, "marker": {"color": np.round(colour, 3).tolist()}}
+
+
+def _window_labels(n_heads: int, window: int, max_factor: int) -> dict[str, Any]:
+    """Names at the right end of each curve above the floor; the heads on the floor share one."""
+    if n_heads > _WINDOW_LABELLED_HEADS:
+        return {"x": [], "y": [], "text": []}
+    end = float(max_factor * window)
+    leak = _leak(n_heads, np.array([end]), window)[:, 0]
+    slopes = _np(alibi_slopes(n_heads, dtype=torch.float64))
+    above = [h for h in range(n_heads) if leak[h] > LEAK_FLOOR]
+    x = [end] * len(above)
+    y = [float(f"{leak[h]:.4g}") for h in above]
+    text = [_slope_label(h, float(slopes[h])) for h in above]
+    floor = [h for h in range(n_heads) if leak[h] <= LEAK_FLOOR]
+    if floor:
+        x.append(end)
+        y.append(LEAK_FLOOR)
+        text.append(f"{len(floor)} steepest heads (μ ≥ {_mu_text(float(slopes[floor].min()))})"
+                    if len(floor) > 1 else _slope_label(floor[0], float(slopes[floor[0]])))
+    return {"x": x, "y": y, "text": text}
 
 
 def alibi_window_figure(
@@ -481,8 +517,10 @@ def alibi_window_figure(
     Returns
     -------
     plotly.graph_objects.Figure
-        One line-and-marker trace (heads separated by ``None``), markers coloured by
-        ``log₂(1/μ_h)``; log x = sequence length.
+        Trace 0: one line-and-marker trace (heads separated by ``None``), markers coloured by
+        ``log₂(1/μ_h)``, hover naming ``head h (μ_h = 2^−log₂(1/μ_h))``; trace 1: the names
+        ``head h (μ = 1/2^e)`` at the right end of the curves above the floor, one name for the
+        heads on the floor (none beyond 16 heads); log x = sequence length.
     """
     n_heads = _int(n_heads, "n_heads", 1, 128)
     window = _int(window, "window", 1, 10**6)
@@ -500,11 +538,14 @@ def alibi_window_figure(
     fig = go.Figure(
         go.Scatter(
             **state, mode="lines+markers", marker=marker, line={"color": GRID, "width": 1},
-            hovertemplate=("sequence length T = %{x}<br>mass beyond the last "
-                           f"{window} keys = %{{y:.3g}}<br>head with log₂(1/μ) = "
-                           "%{marker.color:.3f}<extra></extra>"),
+            hovertemplate=("head %{customdata} (μ_h = 2^−%{marker.color:.3g})<br>"
+                           "sequence length T = %{x}<br>mass beyond the last "
+                           f"{window} keys = %{{y:.3g}}<extra></extra>"),
         )
     )
+    fig.add_trace(go.Scatter(**_window_labels(n_heads, window, max_factor), mode="text",
+                             textposition="top left", hoverinfo="skip",
+                             textfont={"size": 11}))
     fig.update_layout(
         xaxis={"title": {"text": f"sequence length T (tokens, log scale; L = {window})"},
                "type": "log"},
@@ -519,12 +560,15 @@ def alibi_window_figure(
     steps = []
     for n in grid:
         st = _window_state(n, window, max_factor)
+        lab = _window_labels(n, window, max_factor)
         steps.append(
             {
                 "method": "restyle",
                 "label": str(n),
-                "args": [{"x": [st["x"]], "y": [st["y"]],
-                          "marker.color": [st["marker"]["color"]]}, [0]],
+                "args": [{"x": [st["x"], lab["x"]], "y": [st["y"], lab["y"]],
+                          "customdata": [st["customdata"], None],
+                          "text": [None, lab["text"]],
+                          "marker.color": [st["marker"]["color"], None]}, [0, 1]],
             }
         )
     fig.update_layout(

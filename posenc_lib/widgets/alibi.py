@@ -13,6 +13,7 @@ from ..viz.alibi import (
     _alibi_title,
     _reach_state,
     _rope_state,
+    _window_labels,
     _window_state,
     alibi_heatmaps,
     alibi_reach_figure,
@@ -129,12 +130,14 @@ def alibi_window_live(n_heads: int = 8, window: int = 512, max_factor: int = 16)
         v = ui.values
         state = _window_state(v["n_heads"], v["window"], v["max_factor"])
         trace = ui.figure.data[0]
-        trace.update(x=state["x"], y=state["y"], marker={"color": state["marker"]["color"]})
+        trace.update(x=state["x"], y=state["y"], customdata=state["customdata"],
+                     marker={"color": state["marker"]["color"]})
         trace.hovertemplate = (
+            "head %{customdata} (μ_h = 2^−%{marker.color:.3g})<br>"
             "sequence length T = %{x}<br>mass beyond the last "
-            f"{v['window']} keys = %{{y:.3g}}<br>head with log₂(1/μ) = "
-            "%{marker.color:.3f}<extra></extra>"
+            f"{v['window']} keys = %{{y:.3g}}<extra></extra>"
         )
+        ui.figure.data[1].update(**_window_labels(v["n_heads"], v["window"], v["max_factor"]))
         ui.figure.layout.xaxis.title.text = (
             f"sequence length T (tokens, log scale; L = {v['window']})"
         )
