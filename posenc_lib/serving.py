@@ -324,7 +324,7 @@ def rerotate_keys(
     (dynamic NTK). In a model of several layers both are exact only in the first layer: a deeper
     layer's keys were computed from hidden states that attended to the evicted tokens, or with the
     old frequencies (chapter 12 measures both). To rotate raw keys the first time, use
-    :func:`~posenc_lib.apply_rope_half` (or the convention's ``apply_rope_*``).
+    :func:`~posenc_lib.rope.apply_rope_half` (or the convention's ``apply_rope_*``).
 
     ``convention`` must be the layout *of the cache*, which is not always the checkpoint's:
 
