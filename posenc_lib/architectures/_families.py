@@ -952,6 +952,9 @@ NOT_RUN_KEYS: dict[str, str] = {
     "dual_chunk_attention_config": "Dual Chunk Attention (Qwen2.5-1M): the checkpoint's own "
     "inference code gives a query other position indices for keys in its chunk, the previous "
     "chunk and earlier ones; transformers never reads this key, so the plan is plain RoPE",
+    "attn_type_list": "MiniMax-Text-01's own code picks linear (0) or softmax (1) attention per "
+    "layer from this list; transformers' MiniMax class reads layer_types instead, so the plan "
+    "follows layer_types (or the class's default), not this list",
 }
 
 #: The :data:`RUNTIME_ONLY_KEYS` that are plain multipliers: at 1 they change nothing.
@@ -969,6 +972,7 @@ def _finish(plan: Plan, raw: object) -> Plan:
     builds it and names the layers in a note.
     """
     _note_unbinding_windows(plan)
+    _note_norm_after_rotation(plan)
     sources: list[Mapping[str, Any]] = [plan.config]
     if isinstance(raw, Mapping):
         sources.append(raw)
@@ -989,6 +993,30 @@ def _finish(plan: Plan, raw: object) -> Plan:
             if note not in plan.notes:
                 plan.notes.append(note)
     return plan
+
+
+#: Model types whose weightless qk-norm follows the rotation (transformers 5.25's
+#: ``modeling_llama4``: ``apply_rotary_emb``, then ``qk_norm``). The norm rescales each rotated
+#: head to unit RMS, so a cos/sin factor (YaRN, LongRoPE) never reaches the logits.
+_NORM_AFTER_ROTATION = frozenset({"llama4_text"})
+
+
+def _note_norm_after_rotation(plan: Plan) -> None:
+    """Note a cos/sin factor that a weightless qk-norm after the rotation removes.
+
+    ``LayerPosition.rotate`` and :func:`logit_gain` still apply ``attention_factor`` (what the
+    rotary module computes); the note says that the model's logits do not carry it.
+    """
+    if plan.model_type not in _NORM_AFTER_ROTATION:
+        return
+    factors = sorted({e.attention_factor for e in plan if e.kind == "rope" and e.qk_norm
+                      and e.rotary_dim == e.head_dim and not math.isclose(e.attention_factor, 1.0)})
+    if factors:
+        shown = ", ".join(f"{f:.3f}" for f in factors)
+        plan.notes.append(
+            f"cos/sin × {shown} does not reach the logits: the weightless qk-norm follows the "
+            "rotation on the RoPE layers and rescales q and k to unit RMS, which removes the "
+            "factor (rotate() and logit_gain still apply it)")
 
 
 def _note_unbinding_windows(plan: Plan) -> None:
