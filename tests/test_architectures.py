@@ -1419,6 +1419,34 @@ def test_norm_after_rotation_erases_the_cos_sin_factor_and_is_noted() -> None:
     assert not any("does not reach the logits" in n for n in qwen.notes)
 
 
+def test_short_table_on_a_whole_head_model_is_refused() -> None:
+    """Llama rotates the whole head; a llama3 block with ``partial_rotary_factor`` 0.5 builds a
+    64-wide table for 128-feature heads, and transformers' forward pass fails. The inspector
+    refuses that config (it used to plan "rotary 64 of 128"); with the default rope type the key
+    is ignored by transformers and the plan rotates all 128; Phi, which slices its rotary block,
+    is still planned partial (mutation caught: the refusal applied to every partial model)."""
+    from posenc_lib.architectures._rotary import rotates_whole_head
+
+    base = {"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 512,
+            "num_attention_heads": 4, "rope_theta": 5e5, "partial_rotary_factor": 0.5,
+            "vocab_size": 64, "intermediate_size": 32}
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+              "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+    with pytest.raises(ValueError, match="rotates all 128 features .* table for 64"):
+        position_plan({**base, "rope_scaling": llama3})
+    config = transformers.AutoConfig.for_model(**{**base, "rope_scaling": llama3})
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config)
+    with pytest.raises(RuntimeError, match="must match"), torch.no_grad():
+        model(torch.arange(4)[None])
+    assert [(e.rotary_dim, e.head_dim) for e in position_plan(base)] == [(128, 128)]
+    phi = position_plan({"model_type": "phi", "num_hidden_layers": 1, "hidden_size": 256,
+                         "num_attention_heads": 4, "partial_rotary_factor": 0.5,
+                         "rope_scaling": {"rope_type": "linear", "factor": 2.0}})
+    assert (phi[0].rotary_dim, phi[0].head_dim) == (32, 64)
+    assert rotates_whole_head("llama") is True and rotates_whole_head("phi") is False
+
+
 def test_inv_freq_holds_transformers_float32_values() -> None:
     """``inv_freq`` is float64 but holds the float32 values transformers' rotary module computes
     (as documented): 100^(−1/2) = 0.1 is 0.10000000149011612, not the float64 0.1."""

@@ -971,6 +971,7 @@ def _finish(plan: Plan, raw: object) -> Plan:
     length up to ``M`` (Phi-3.5-mini: 262 144 ≥ 131 072): the plan keeps the window as the model
     builds it and names the layers in a note.
     """
+    _refuse_short_table_on_whole_head(plan)
     _note_unbinding_windows(plan)
     _note_norm_after_rotation(plan)
     sources: list[Mapping[str, Any]] = [plan.config]
@@ -993,6 +994,26 @@ def _finish(plan: Plan, raw: object) -> Plan:
             if note not in plan.notes:
                 plan.notes.append(note)
     return plan
+
+
+def _refuse_short_table_on_whole_head(plan: Plan) -> None:
+    """Refuse a plan whose rotary table is shorter than the head on a model that rotates it all.
+
+    transformers' Llama-style attention rotates every feature of q and k; a rope block (llama3,
+    YaRN …) that applies ``partial_rotary_factor`` builds a table for part of the head, and the
+    forward pass fails with a size mismatch. No model runs such a config, so no plan describes it.
+    """
+    from ._rotary import rotates_whole_head
+
+    short = next((e for e in plan if e.kind == "rope" and e.rotary_offset == 0
+                  and e.rotary_dim < e.head_dim and e.rope_type != "proportional"), None)
+    if short is None or not rotates_whole_head(plan.model_type):
+        return
+    raise ValueError(
+        f"{plan.model_type}: transformers' attention rotates all {short.head_dim} features of "
+        f"each head, but the {short.rope_type} block's partial_rotary_factor builds a table for "
+        f"{short.rotary_dim} of them; transformers' forward pass fails on this config (a size "
+        "mismatch), so there is no plan")
 
 
 #: Model types whose weightless qk-norm follows the rotation (transformers 5.25's
