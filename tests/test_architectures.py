@@ -1432,7 +1432,7 @@ def test_short_table_on_a_whole_head_model_is_refused() -> None:
             "vocab_size": 64, "intermediate_size": 32}
     llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
               "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
-    with pytest.raises(ValueError, match="rotates all 128 features .* table for 64"):
+    with pytest.raises(ValueError, match=r"rotates all 128 features .* table for 64"):
         position_plan({**base, "rope_scaling": llama3})
     config = transformers.AutoConfig.for_model(**{**base, "rope_scaling": llama3})
     torch.manual_seed(0)
