@@ -1382,6 +1382,82 @@ def test_dual_chunk_attention_gets_a_note() -> None:
     assert all(torch.equal(a.inv_freq, b.inv_freq) for a, b in zip(plain, dca, strict=True))
 
 
+def test_minimax_attn_type_list_is_noted_as_unread() -> None:
+    """MiniMax-Text-01's ``attn_type_list`` (7 linear : 1 softmax) is never read by transformers'
+    MiniMax class, which follows ``layer_types`` (default: alternating): the plan follows the
+    class and a note says the list went unread (mutation caught: the key silently ignored)."""
+    raw = {"model_type": "minimax", "num_hidden_layers": 8, "hidden_size": 64,
+           "num_attention_heads": 4}
+    plain = position_plan(raw)
+    listed = position_plan({**raw, "attn_type_list": [0] * 7 + [1]})
+    assert [e.kind for e in listed] == [e.kind for e in plain] == ["rope", "no_attention"] * 4
+    assert not any("attn_type_list" in n for n in plain.notes)
+    assert [n for n in listed.notes if n not in plain.notes] == [
+        n for n in listed.notes if n.startswith("attn_type_list is set (not run by transformers")]
+    assert "attn_type_list" not in transformers.MiniMaxConfig().to_dict()
+
+
+def test_norm_after_rotation_erases_the_cos_sin_factor_and_is_noted() -> None:
+    """Llama 4's weightless qk-norm follows the rotation, so a YaRN factor on cos and sin never
+    reaches the logits: the q that reaches attention has unit RMS per head whatever the factor,
+    and the plan says so; Qwen3 (norm before the rotation) and a plain Llama 4 get no note."""
+    yarn = {"rope_type": "yarn", "rope_theta": 5e5, "factor": 4.0,
+            "original_max_position_embeddings": 64}
+    config, model = hf_check.tiny_model("llama4_text", rope_parameters=yarn)
+    plan = position_plan(config)
+    rope_layers = [e for e in plan if e.kind == "rope"]
+    assert rope_layers and all(e.attention_factor > 1.1 and e.qk_norm for e in rope_layers)
+    q = hf_check.layer_qk(model, torch.arange(6))[rope_layers[0].layer][0]
+    rms = q.pow(2).mean(-1).sqrt()
+    assert torch.allclose(rms, torch.ones_like(rms), atol=1e-3)  # the factor 1.139 is gone
+    assert sum(n.startswith("cos/sin × 1.139 does not reach the logits") for n in plan.notes) == 1
+    plain_config, _ = hf_check.tiny_model("llama4_text")
+    assert not any("does not reach the logits" in n for n in position_plan(plain_config).notes)
+    qwen = position_plan({"model_type": "qwen3", "num_hidden_layers": 2, "hidden_size": 64,
+                          "num_attention_heads": 4, "head_dim": 16, "rope_parameters": yarn})
+    assert qwen[0].attention_factor > 1.1
+    assert not any("does not reach the logits" in n for n in qwen.notes)
+
+
+def test_short_table_on_a_whole_head_model_is_refused() -> None:
+    """Llama rotates the whole head; a llama3 block with ``partial_rotary_factor`` 0.5 builds a
+    64-wide table for 128-feature heads, and transformers' forward pass fails. The inspector
+    refuses that config (it used to plan "rotary 64 of 128"); with the default rope type the key
+    is ignored by transformers and the plan rotates all 128; Phi, which slices its rotary block,
+    is still planned partial (mutation caught: the refusal applied to every partial model)."""
+    from posenc_lib.architectures._rotary import rotates_whole_head
+
+    base = {"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 512,
+            "num_attention_heads": 4, "rope_theta": 5e5, "partial_rotary_factor": 0.5,
+            "vocab_size": 64, "intermediate_size": 32}
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+              "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+    with pytest.raises(ValueError, match=r"rotates all 128 features .* table for 64"):
+        position_plan({**base, "rope_scaling": llama3})
+    config = transformers.AutoConfig.for_model(**{**base, "rope_scaling": llama3})
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config)
+    with pytest.raises(RuntimeError, match="must match"), torch.no_grad():
+        model(torch.arange(4)[None])
+    assert [(e.rotary_dim, e.head_dim) for e in position_plan(base)] == [(128, 128)]
+    phi = position_plan({"model_type": "phi", "num_hidden_layers": 1, "hidden_size": 256,
+                         "num_attention_heads": 4, "partial_rotary_factor": 0.5,
+                         "rope_scaling": {"rope_type": "linear", "factor": 2.0}})
+    assert (phi[0].rotary_dim, phi[0].head_dim) == (32, 64)
+    assert rotates_whole_head("llama") is True and rotates_whole_head("phi") is False
+
+
+def test_inv_freq_holds_transformers_float32_values() -> None:
+    """``inv_freq`` is float64 but holds the float32 values transformers' rotary module computes
+    (as documented): 100^(−1/2) = 0.1 is 0.10000000149011612, not the float64 0.1."""
+    plan = position_plan({"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 16,
+                          "num_attention_heads": 4, "rope_theta": 100.0})
+    inv_freq = plan[0].inv_freq
+    assert inv_freq.dtype == torch.float64 and inv_freq.shape == (2,)
+    assert float(inv_freq[1]) == float(torch.tensor(0.1, dtype=torch.float32))
+    assert float(inv_freq[1]) != 0.1
+
+
 def test_window_that_never_binds_gets_a_note() -> None:
     """A window ``W >= max_position_embeddings M`` masks no key at any length up to ``M``; the
     plan says so (Phi-3.5-mini: 262 144 ≥ 131 072) and keeps the window as the model builds it."""

@@ -952,6 +952,9 @@ NOT_RUN_KEYS: dict[str, str] = {
     "dual_chunk_attention_config": "Dual Chunk Attention (Qwen2.5-1M): the checkpoint's own "
     "inference code gives a query other position indices for keys in its chunk, the previous "
     "chunk and earlier ones; transformers never reads this key, so the plan is plain RoPE",
+    "attn_type_list": "MiniMax-Text-01's own code picks linear (0) or softmax (1) attention per "
+    "layer from this list; transformers' MiniMax class reads layer_types instead, so the plan "
+    "follows layer_types (or the class's default), not this list",
 }
 
 #: The :data:`RUNTIME_ONLY_KEYS` that are plain multipliers: at 1 they change nothing.
@@ -968,7 +971,9 @@ def _finish(plan: Plan, raw: object) -> Plan:
     length up to ``M`` (Phi-3.5-mini: 262 144 ≥ 131 072): the plan keeps the window as the model
     builds it and names the layers in a note.
     """
+    _refuse_short_table_on_whole_head(plan)
     _note_unbinding_windows(plan)
+    _note_norm_after_rotation(plan)
     sources: list[Mapping[str, Any]] = [plan.config]
     if isinstance(raw, Mapping):
         sources.append(raw)
@@ -989,6 +994,50 @@ def _finish(plan: Plan, raw: object) -> Plan:
             if note not in plan.notes:
                 plan.notes.append(note)
     return plan
+
+
+def _refuse_short_table_on_whole_head(plan: Plan) -> None:
+    """Refuse a plan whose rotary table is shorter than the head on a model that rotates it all.
+
+    transformers' Llama-style attention rotates every feature of q and k; a rope block (llama3,
+    YaRN …) that applies ``partial_rotary_factor`` builds a table for part of the head, and the
+    forward pass fails with a size mismatch. No model runs such a config, so no plan describes it.
+    """
+    from ._rotary import rotates_whole_head
+
+    short = next((e for e in plan if e.kind == "rope" and e.rotary_offset == 0
+                  and e.rotary_dim < e.head_dim and e.rope_type != "proportional"), None)
+    if short is None or not rotates_whole_head(plan.model_type):
+        return
+    raise ValueError(
+        f"{plan.model_type}: transformers' attention rotates all {short.head_dim} features of "
+        f"each head, but the {short.rope_type} block's partial_rotary_factor builds a table for "
+        f"{short.rotary_dim} of them; transformers' forward pass fails on this config (a size "
+        "mismatch), so there is no plan")
+
+
+#: Model types whose weightless qk-norm follows the rotation (transformers 5.25's
+#: ``modeling_llama4``: ``apply_rotary_emb``, then ``qk_norm``). The norm rescales each rotated
+#: head to unit RMS, so a cos/sin factor (YaRN, LongRoPE) never reaches the logits.
+_NORM_AFTER_ROTATION = frozenset({"llama4_text"})
+
+
+def _note_norm_after_rotation(plan: Plan) -> None:
+    """Note a cos/sin factor that a weightless qk-norm after the rotation removes.
+
+    ``LayerPosition.rotate`` and :func:`logit_gain` still apply ``attention_factor`` (what the
+    rotary module computes); the note says that the model's logits do not carry it.
+    """
+    if plan.model_type not in _NORM_AFTER_ROTATION:
+        return
+    factors = sorted({e.attention_factor for e in plan if e.kind == "rope" and e.qk_norm
+                      and e.rotary_dim == e.head_dim and not math.isclose(e.attention_factor, 1.0)})
+    if factors:
+        shown = ", ".join(f"{f:.3f}" for f in factors)
+        plan.notes.append(
+            f"cos/sin × {shown} does not reach the logits: the weightless qk-norm follows the "
+            "rotation on the RoPE layers and rescales q and k to unit RMS, which removes the "
+            "factor (rotate() and logit_gain still apply it)")
 
 
 def _note_unbinding_windows(plan: Plan) -> None:

@@ -150,7 +150,10 @@ class LayerPosition:
     rotary_offset : int
         Index of the first rotated feature (0; MLA puts its rotary block last).
     inv_freq : torch.Tensor or None
-        Shape ``(rotary_dim // 2,)``, float64.
+        Shape ``(rotary_dim // 2,)``, dtype float64, holding the values transformers computes:
+        read from its rotary module, they carry its float32 rounding (``0.1`` is stored as
+        ``0.10000000149011612``); posenc_lib's float64 formulas
+        (:func:`posenc_lib.extension.extended_rope`) give the unrounded values.
     convention : str or None
         Which features pair up inside the rotary block, as laid out in the projection weights:
         ``"half"``, ``"interleaved"`` or ``"complex"``.

@@ -50,6 +50,38 @@ def _source(obj: Any) -> str:
         return ""
 
 
+#: Words a modelling module uses when it rotates only part of each head (in its attention or in
+#: its ``apply_rotary_pos_emb``): a module with none of them rotates the whole head.
+_PARTIAL_MARKERS = ("rotary_dim", "rotary_ndims", "rotary_emb_dim", "partial_rotary", "q_rot",
+                    "query_rot", "_rot =", "cos.shape[-1]", "rope_dim", "qk_rope_head_dim")
+
+
+@functools.cache
+def rotates_whole_head(model_type: str) -> bool | None:
+    """Whether ``model_type``'s attention in transformers rotates every feature of each head.
+
+    Read from the modelling module's source: True when it never slices a rotary block (none of
+    ``_PARTIAL_MARKERS`` occurs: Llama, Mistral, Qwen2/3), False when it does (Phi, GPT-NeoX,
+    GLM, the Phi-3 family, DeepSeek's MLA). Such a whole-head model given a rope block whose
+    ``partial_rotary_factor`` builds a shorter table fails in its forward pass (a size
+    mismatch between the head and cos/sin). None when the module cannot be read.
+
+    Parameters
+    ----------
+    model_type : str
+        A transformers model type.
+
+    Returns
+    -------
+    bool or None
+    """
+    module = modeling_module(model_type)
+    source = _source(module) if module is not None else ""
+    if not source:
+        return None
+    return not any(marker in source for marker in _PARTIAL_MARKERS)
+
+
 _ROTARY_ASSIGN = re.compile(r"rotary_emb\w*\s*=\s*(\w+RotaryEmbedding)\(")
 
 
