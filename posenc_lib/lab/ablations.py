@@ -12,7 +12,10 @@ results go into ``posenc_lib/lab/data/lab_ablations.json`` (package data, read b
 * ``rope_copy_bos``: the RoPE copy model of the main grid (seed 0, retrained; on another machine
   float rounding can make it differ from the committed run beyond ``L``), evaluated with the
   reference code's YaRN, with the same ramp unrounded (``yarn_unrounded``) and with the paper's
-  continuous ramp in the turn count (``yarn_paper``).
+  continuous ramp in the turn count (``yarn_paper``), and with one YaRN factor, the longest
+  length's, at every length (``yarn_fixed``, as a deployment fixes it);
+* ``rope_copy_bos_seed{1,2}``: the grid's other two RoPE copy seeds, retrained, with
+  ``yarn_fixed``.
 * ``nope_*_random_first``: NoPE with a random task token in front of every sequence instead of
   the one BOS id (seed 0);
 * ``hybrid_*``: RoPE in every layer but the last, which has none (as iRoPE and SmolLM3 mix
@@ -60,7 +63,11 @@ class Ablation:
 ABLATIONS = (
     Ablation("nope_markov_no_bos_3x", "markov", "none", 0, "no_bos", {"steps": 4500}),
     Ablation("nope_markov_bos_3x", "markov", "none", 0, "bos", {"steps": 4500}),
-    Ablation("rope_copy_bos", "copy", "rope", 0, "bos", {}, ("yarn_paper", "yarn_unrounded")),
+    Ablation("rope_copy_bos", "copy", "rope", 0, "bos", {},
+             ("yarn_paper", "yarn_unrounded", "yarn_fixed")),
+    # YaRN with one factor for every length (the 8L one), on the grid's other two RoPE seeds.
+    *(Ablation(f"rope_copy_bos_seed{seed}", "copy", "rope", seed, "bos", {}, ("yarn_fixed",))
+      for seed in (1, 2)),
     # The copy task's counterpart of the first: without BOS, three times the steps.
     Ablation("nope_copy_no_bos_3x", "copy", "none", 0, "no_bos", {"steps": 4500}),
     # A second no-BOS seed for the schemes whose BOS effect the chapter states per seed.
