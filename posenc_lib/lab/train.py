@@ -339,11 +339,11 @@ def evaluate_full(
     ``method`` (RoPE models only) applies a scaling method of :data:`ROPE_METHODS` at inference
     with the factor ``s = positions / training positions`` matched to the evaluation length, for
     the whole sequence at once; ``"yarn_fixed"`` uses the factor of the longest evaluation length
-    (``settings.max_eval_length``) at every length, the short ones included. Dynamic NTK is NTK with ``s`` from the current prefix length,
-    keys recomputed: the sequence is scored block by block (``L`` positions at a time), each
-    block from its full prefix with the factor of that prefix's length (Hugging Face's rule with
-    factor 1). Cached generation behaves differently: its cached keys keep the frequencies they
-    were rotated with.
+    (``settings.max_eval_length``) at every length, the short ones included. Dynamic NTK is NTK
+    with ``s`` from the current prefix length, keys recomputed: the sequence is scored block by
+    block (``L`` positions at a time), each block from its full prefix with the factor of that
+    prefix's length (Hugging Face's rule with factor 1). Cached generation behaves differently:
+    its cached keys keep the frequencies they were rotated with.
 
     ``logit_scale`` (any scheme, > 0) multiplies every attention logit on top of the method's
     own factor: an inference-time temperature (Wang et al.'s remedy for NoPE's dilution).
