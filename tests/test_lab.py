@@ -604,6 +604,12 @@ def test_lab_figures_from_the_committed_results() -> None:
         rope_methods_curves(results, "sort")
     with pytest.raises(TypeError, match="curves"):
         position_curves({}, train_length=8, ylabel="", title="")
+    tokens_fig = position_curves({"NoPE": log_binned(nope)}, train_length=33, ylabel="loss",
+                                 title="t", xlabel="chain token t (log scale)")
+    assert tokens_fig.layout.xaxis.title.text == "chain token t (log scale)"
+    with pytest.raises(TypeError, match="xlabel"):
+        position_curves({"NoPE": log_binned(nope)}, train_length=33, ylabel="", title="",
+                        xlabel="")
     with pytest.raises(ValueError, match="train_length"):
         learned_table_figure(np.zeros((8, 4), dtype=np.float32), np.zeros((8, 4)), 8)
     with pytest.raises(ValueError, match="shape"):

@@ -110,6 +110,22 @@ def test_yarn_paper_is_a_lab_method_outside_the_main_grid() -> None:
     assert scale == pytest.approx(attention**2)
 
 
+def test_yarn_fixed_uses_the_longest_lengths_factor_at_every_length() -> None:
+    """``yarn_fixed`` is YaRN at s = (max length + BOS)/(L + BOS) at every length, 1x included."""
+    assert "yarn_fixed" not in GRID_ROPE_METHODS
+    task = task_for(TINY, "copy")
+    model = build_model(TINY, "copy", "rope", 0)
+    # at the longest length yarn_fixed is yarn
+    at_max = TINY.max_eval_length
+    assert evaluate_full(model, TINY, task, at_max, "yarn_fixed")["metric"] == evaluate_full(
+        model, TINY, task, at_max, "yarn")["metric"]
+    # in range it differs from plain (yarn itself is plain there)
+    assert evaluate_full(model, TINY, task, TINY.train_length, "yarn")["metric"] == evaluate_full(
+        model, TINY, task, TINY.train_length, "plain")["metric"]
+    assert evaluate_full(model, TINY, task, TINY.train_length, "yarn_fixed")["loss"].tolist() != (
+        evaluate_full(model, TINY, task, TINY.train_length, "plain")["loss"].tolist())
+
+
 def test_logit_scale_reaches_every_scheme() -> None:
     task = task_for(TINY, "markov")
     model = build_model(TINY, "markov", "none", 0)

@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> None:
         record = run_one(args.task, args.scheme, args.seed, settings=settings, steps=args.steps,
                          variant=args.variant, progress=progress)
         print(json.dumps({k: record[k] for k in ("variant", "task", "scheme", "seed", "metrics",
-                                                 "exact", "fitted", "wall_time_s")}, indent=1))
+                                                 "exact", "fitted", "probe_r2", "wall_time_s")}
+                         | {"overrides": overrides}, indent=1))
         same = [r for r in runs(load_results(), variant=args.variant, task=args.task,
                                 scheme=args.scheme) if r["seed"] == args.seed]
         if same and args.steps is None and not overrides:

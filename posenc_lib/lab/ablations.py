@@ -3,16 +3,21 @@
 Each ablation is one training run of :func:`posenc_lib.lab.train.train_run` with a few settings
 changed (``overrides``), evaluated as the grid is, plus extra inference-time RoPE methods. The
 results go into ``posenc_lib/lab/data/lab_ablations.json`` (package data, read by chapter 9);
-``python -m posenc_lib.lab ablations`` reruns them (about 20 minutes on one free core, the three
-4 500-step runs the longest; each stored record holds its wall time and the load average).
+``python -m posenc_lib.lab ablations`` reruns them one at a time (the stored records' wall times
+sum to about an hour of one-thread runs on a shared machine, the three 4 500-step runs the
+longest; each record holds its wall time and the load average).
 
 * ``nope_*_3x``: NoPE with three times the steps: on the Markov chain without and with a BOS
-  token, on the copy task without (seed 0, as the main grid's first seed). Does BOS decide
-  *whether* NoPE learns, or how fast?
+  token, on the copy task without (seed 0, as the main grid's first seed), and on the chain
+  without BOS on seed 1 (``nope_markov_no_bos_3x_seed1``). Does BOS decide *whether* NoPE
+  learns, or how fast?
 * ``rope_copy_bos``: the RoPE copy model of the main grid (seed 0, retrained; on another machine
   float rounding can make it differ from the committed run beyond ``L``), evaluated with the
   reference code's YaRN, with the same ramp unrounded (``yarn_unrounded``) and with the paper's
-  continuous ramp in the turn count (``yarn_paper``).
+  continuous ramp in the turn count (``yarn_paper``), and with one YaRN factor, the longest
+  length's, at every length (``yarn_fixed``, as a deployment fixes it);
+* ``rope_copy_bos_seed{1,2}``: the grid's other two RoPE copy seeds, retrained, with
+  ``yarn_fixed``.
 * ``nope_*_random_first``: NoPE with a random task token in front of every sequence instead of
   the one BOS id (seed 0);
 * ``hybrid_*``: RoPE in every layer but the last, which has none (as iRoPE and SmolLM3 mix
@@ -60,9 +65,15 @@ class Ablation:
 ABLATIONS = (
     Ablation("nope_markov_no_bos_3x", "markov", "none", 0, "no_bos", {"steps": 4500}),
     Ablation("nope_markov_bos_3x", "markov", "none", 0, "bos", {"steps": 4500}),
-    Ablation("rope_copy_bos", "copy", "rope", 0, "bos", {}, ("yarn_paper", "yarn_unrounded")),
+    Ablation("rope_copy_bos", "copy", "rope", 0, "bos", {},
+             ("yarn_paper", "yarn_unrounded", "yarn_fixed")),
+    # YaRN with one factor for every length (the 8L one), on the grid's other two RoPE seeds.
+    *(Ablation(f"rope_copy_bos_seed{seed}", "copy", "rope", seed, "bos", {}, ("yarn_fixed",))
+      for seed in (1, 2)),
     # The copy task's counterpart of the first: without BOS, three times the steps.
     Ablation("nope_copy_no_bos_3x", "copy", "none", 0, "no_bos", {"steps": 4500}),
+    # The first on a second seed: is its gate outcome a property of the seed?
+    Ablation("nope_markov_no_bos_3x_seed1", "markov", "none", 1, "no_bos", {"steps": 4500}),
     # A second no-BOS seed for the schemes whose BOS effect the chapter states per seed.
     *(Ablation(f"{scheme}_{task}_no_bos_seed1", task, scheme, 1, "no_bos")
       for scheme in ("rope", "t5") for task in ("copy", "markov")),

@@ -54,11 +54,13 @@ __all__ = [
 # alpha = 1 turns, ends rounded outward to whole indices and the low end clamped at pair 0, as in
 # transformers); "yarn_unrounded" is the same without the rounding (transformers' truncate=False;
 # the clamp at 0 stays); "yarn_paper" is the paper's continuous ramp in each pair's turn count.
-# All three apply the same temperature. The main grid evaluates GRID_ROPE_METHODS; the last two
+# All three apply the same temperature. "yarn_fixed" is the reference code's YaRN with one factor
+# for every evaluation length, the one of the longest (s = (8L + 1)/(L + 1) with BOS at the grid's
+# lengths), as a deployment fixes it. The main grid evaluates GRID_ROPE_METHODS; the last three
 # run in the ablations.
-ROPE_METHODS = ("plain", "pi", "ntk", "dynamic_ntk", "yarn",
-                "yarn_no_temp", "pi_temp", "ntk_temp", "temp", "yarn_paper", "yarn_unrounded")
-GRID_ROPE_METHODS = ROPE_METHODS[:-2]
+ROPE_METHODS = ("plain", "pi", "ntk", "dynamic_ntk", "yarn", "yarn_no_temp", "pi_temp",
+                "ntk_temp", "temp", "yarn_paper", "yarn_unrounded", "yarn_fixed")
+GRID_ROPE_METHODS = ROPE_METHODS[:-3]
 
 # The grid's variants: the main one (a BOS token on every sequence) and two ablations.
 VARIANTS = ("bos", "no_bos", "learned_std1")
@@ -254,7 +256,8 @@ def rope_method_inv_freq(
     block by block). YaRN scales the logits by its attention factor squared,
     ``(0.1·ln s + 1)²`` (as do ``yarn_unrounded``, the ramp without rounding its ends, and
     ``yarn_paper``, the paper's ramp in the turn count); ``yarn_no_temp`` drops it, ``pi_temp``,
-    ``ntk_temp`` and ``temp`` add it to PI, NTK and plain RoPE.
+    ``ntk_temp`` and ``temp`` add it to PI, NTK and plain RoPE. ``yarn_fixed`` is ``yarn``; its
+    caller passes the longest evaluation length as ``length`` (:func:`evaluate_full`).
     """
     method = check_choice(method, "method", ROPE_METHODS)
     length = check_positive_int(length, "length")
@@ -274,13 +277,14 @@ def rope_method_inv_freq(
     stem = method.removesuffix("_no_temp").removesuffix("_temp")
     if stem in spectrum:
         inv_freq = spectrum[stem](dim, base, factor)
-    elif stem == "yarn":
+    elif stem in ("yarn", "yarn_fixed"):
         inv_freq = yarn_freq
     elif method == "yarn_paper":
         inv_freq, _ = yarn_paper_inv_freq(dim, base, factor, train_length)
     elif method == "yarn_unrounded":
         inv_freq, _ = yarn_inv_freq(dim, base, factor, train_length, truncate=False)
-    scaled = method in ("yarn", "yarn_paper", "yarn_unrounded", "pi_temp", "ntk_temp", "temp")
+    scaled = method in ("yarn", "yarn_paper", "yarn_unrounded", "yarn_fixed", "pi_temp",
+                        "ntk_temp", "temp")
     return inv_freq, temperature if scaled else 1.0
 
 
@@ -334,11 +338,12 @@ def evaluate_full(
 
     ``method`` (RoPE models only) applies a scaling method of :data:`ROPE_METHODS` at inference
     with the factor ``s = positions / training positions`` matched to the evaluation length, for
-    the whole sequence at once. Dynamic NTK is NTK with ``s`` from the current prefix length,
-    keys recomputed: the sequence is scored block by block (``L`` positions at a time), each
-    block from its full prefix with the factor of that prefix's length (Hugging Face's rule with
-    factor 1). Cached generation behaves differently: its cached keys keep the frequencies they
-    were rotated with.
+    the whole sequence at once; ``"yarn_fixed"`` uses the factor of the longest evaluation length
+    (``settings.max_eval_length``) at every length, the short ones included. Dynamic NTK is NTK
+    with ``s`` from the current prefix length, keys recomputed: the sequence is scored block by
+    block (``L`` positions at a time), each block from its full prefix with the factor of that
+    prefix's length (Hugging Face's rule with factor 1). Cached generation behaves differently:
+    its cached keys keep the frequencies they were rotated with.
 
     ``logit_scale`` (any scheme, > 0) multiplies every attention logit on top of the method's
     own factor: an inference-time temperature (Wang et al.'s remedy for NoPE's dilution).
@@ -376,7 +381,9 @@ def evaluate_full(
     if method != "dynamic_ntk":
         kwargs: dict = {"logit_scale": float(logit_scale)}
         if rope:
-            inv_freq, method_scale = rope_method_inv_freq(model, method, positions,
+            rope_length = (settings.max_eval_length + int(bos) if method == "yarn_fixed"
+                           else positions)
+            inv_freq, method_scale = rope_method_inv_freq(model, method, rope_length,
                                                           train_positions)
             kwargs = {"inv_freq": inv_freq, "logit_scale": method_scale * float(logit_scale)}
         if window is not None:

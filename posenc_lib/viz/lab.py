@@ -367,15 +367,27 @@ def yarn_ramp_figure(dims: tuple[int, ...], base: float, factor: float,
 
 
 def position_curves(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, train_length: int,
-                    ylabel: str, title: str, references: dict[str, float] | None = None
-                    ) -> go.Figure:
+                    ylabel: str, title: str, references: dict[str, float] | None = None,
+                    xlabel: str = "position m (log scale)") -> go.Figure:
     """Metric against position on a log axis, one line per entry of ``curves``.
 
-    ``curves`` maps a name to ``(positions, values)`` (e.g. from
-    :func:`posenc_lib.lab.results.log_binned`); ``references`` adds horizontal lines.
+    Parameters
+    ----------
+    curves
+        ``{name: (positions, values)}`` (e.g. from :func:`posenc_lib.lab.results.log_binned`).
+    train_length
+        Where the dotted vertical line is drawn, in the units of the positions.
+    ylabel, title
+        The y-axis title and the figure title.
+    references
+        ``{name: value}``: horizontal reference lines.
+    xlabel
+        The x-axis title (name what the positions count: keys seen, chain tokens, …).
     """
     if not isinstance(curves, dict) or not curves:
         raise TypeError("curves must be a non-empty dict {name: (positions, values)}")
+    if not isinstance(xlabel, str) or not xlabel:
+        raise TypeError(f"xlabel must be a non-empty string, got {xlabel!r}")
     train_length = _int(train_length, "train_length", 1)
     fig = go.Figure()
     for k, (name, (x, y)) in enumerate(curves.items()):
@@ -383,14 +395,14 @@ def position_curves(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, train_l
             x=np.asarray(x, dtype=float).round(1).tolist(),
             y=np.asarray(y, dtype=float).round(4).tolist(), mode="lines+markers", name=name,
             line={"color": COLORWAY[k % len(COLORWAY)], "width": 2},
-            hovertemplate=f"{name}<br>position %{{x}}: %{{y:.3f}}<extra></extra>"))
+            hovertemplate=f"{name}<br>%{{x}}: %{{y:.3f}}<extra></extra>"))
     for r_index, (key, value) in enumerate((references or {}).items()):
         fig.add_hline(y=value, line={"color": MUTED, "width": 1.2,
                                      "dash": ("dot", "dash", "longdash")[r_index % 3]},
                       annotation_text=REFERENCE_LABELS.get(key, key),
                       annotation_position="bottom right", annotation_font_color=MUTED)
     fig.add_vline(x=train_length, line={"color": MUTED, "width": 1, "dash": "dot"})
-    fig.update_xaxes(type="log", title={"text": "position m (log scale)"})
+    fig.update_xaxes(type="log", title={"text": xlabel})
     fig.update_yaxes(title={"text": ylabel})
     return _style(fig, title, height=460)
 
