@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     plan = commands.add_parser("plan", help="print a model's per-layer position plan")
     plan.add_argument("config", help="a config.json, a model folder, or a Hub model id")
     plan.add_argument("--seq-len", type=int, default=None,
-                      help="current length (dynamic NTK base, LongRoPE's long/short switch)")
+                      help="current length as transformers counts it, the largest position id"
+                      " + 1 (dynamic NTK base, LongRoPE's long/short switch)")
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     args = parser.parse_args(argv)
     try:
