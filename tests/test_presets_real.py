@@ -175,12 +175,13 @@ def test_a_flat_block_would_lose_the_scaling_of_a_per_layer_model(name: str) -> 
     assert not torch.allclose(inv, p.rope()[0], rtol=1e-3, atol=0)
 
 
-def test_chapter_8_presets_table_lists_every_preset_with_its_values() -> None:
+def test_long_context_presets_table_lists_every_preset_with_its_values() -> None:
+    """The calculator's preset table (chapter 8's appendix) lists each preset with its values."""
     from pathlib import Path
 
     from posenc_lib.presets import ROPE_PRESETS
 
-    page = Path(__file__).resolve().parents[1] / "chapters" / "08_long_context.md"
+    page = Path(__file__).resolve().parents[1] / "chapters" / "appendix" / "long_context_notes.md"
     rows = [line for line in page.read_text().splitlines() if line.startswith("| ")]
     assert len(ROPE_PRESETS) == 16
     for name, preset in ROPE_PRESETS.items():
