@@ -34,6 +34,7 @@ from .hf import (
     hf_proportional_rope_parameters,
     hf_rope_parameters,
 )
+from .logit_gap import LogitGap, logit_gap
 from .multimodal import (
     AXIAL_LAYOUTS,
     MROPE_AXES,
@@ -126,6 +127,7 @@ __all__ = [
     "MROPE_AXES",
     "ROPE_2D_PAIRINGS",
     "LayerPosition",
+    "LogitGap",
     "PositionIssue",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
@@ -165,6 +167,7 @@ __all__ = [
     "learned_encoding",
     "linear_bias",
     "llama3_inv_freq",
+    "logit_gap",
     "mrope_angles",
     "mrope_axis_map",
     "mrope_axis_string",
