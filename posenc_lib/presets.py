@@ -216,8 +216,9 @@ MODERN_PRESETS: dict[str, RopePreset] = {
                    "1 024, pattern 6); Gemma Team 2025: pre-trained at 32K, rescaled to 128K",
                    model_type="gemma3_text", sliding_base=10000.0),
         RopePreset("OLMo 3 7B (full layers)", 128, 128, 500000.0, "yarn", 8.0, 8192, 65536,
-                   "allenai/Olmo-3-7B config.json (rope_scaling yarn on the full-attention "
-                   "layers, window 4 096 on the others)",
+                   "allenai/Olmo-3-7B config.json (one flat rope_scaling yarn block, which "
+                   "transformers' Olmo3Config puts on the full-attention layers; window 4 096 "
+                   "on the others)",
                    {"beta_fast": 32.0, "beta_slow": 1.0,
                     "attention_factor": 1.2079441541679836}, model_type="olmo3",
                    sliding_base=500000.0),
