@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -297,6 +298,36 @@ def test_template_text_contrast_meets_wcag_aaa() -> None:
     assert (hi + 0.05) / (lo + 0.05) >= 7
     lo, hi = sorted((_luminance(MUTED), _luminance(PAPER)))
     assert (hi + 0.05) / (lo + 0.05) >= 4.5
+
+
+def test_scaled_turn_draws_w_times_the_turn_and_its_real_part_as_the_score() -> None:
+    from posenc_lib.viz.euler import scaled_turn_figure
+
+    w, theta = 1.5 * cmath.exp(0.6j), 0.4
+    fig = scaled_turn_figure(w=w, theta=theta, r=3)
+    r_slider, arg_slider = fig.layout.sliders
+    for step in r_slider.steps:
+        r = int(step.label)
+        xs, ys = step.args[0]["x"], step.args[0]["y"]
+        for arrow, drop, sign in ((1, 3, 1), (2, 4, -1)):  # w·e^{±irθ} and its drop
+            product = w * cmath.exp(sign * 1j * r * theta)
+            tip = (xs[arrow][1], ys[arrow][1])
+            assert tip == pytest.approx((product.real, product.imag), abs=1e-4)
+            assert abs(product) == pytest.approx(abs(w), abs=1e-12)  # scaled by |w|, not more
+            assert xs[drop] == pytest.approx([product.real] * 2, abs=1e-4) and ys[drop][1] == 0.0
+        score = (w * cmath.exp(1j * r * theta)).real
+        assert f"= {score:+.3f} at +r" in step.args[1]["title.text"]
+    titles = {round(float(s.label), 2): s.args[1]["title.text"] for s in arg_slider.steps}
+    even = (1.5 * cmath.exp(1j * 3 * theta)).real  # arg w = 0: the same score at +r and −r
+    assert f"{even:+.3f} at +r, {even:+.3f} at −r" in titles[0.0]
+    odd = (1.5j * cmath.exp(1j * 3 * theta)).real  # arg w = π/2: opposite scores
+    assert f"{odd:+.3f} at +r, {-odd:+.3f} at −r" in titles[1.57]
+    with pytest.raises(ValueError, match="w must be"):
+        scaled_turn_figure(w=0j)
+    with pytest.raises(ValueError, match="theta"):
+        scaled_turn_figure(theta=0.0)
+    with pytest.raises(TypeError, match="w must be"):
+        scaled_turn_figure(w="1+1j")
 
 
 BUILDERS = [

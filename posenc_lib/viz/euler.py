@@ -22,6 +22,7 @@ __all__ = [
     "phasor_sum_figure",
     "rope_clock_figure",
     "rotation_figure",
+    "scaled_turn_figure",
     "shared_turn_figure",
     "unit_circle",
 ]
@@ -413,6 +414,119 @@ def shared_turn_figure(
     )
     fig = _style(fig, title, height=680)
     fig.update_layout(title={"font": {"size": 14}})
+    return fig
+
+
+_R_GRID = tuple(range(0, 16))
+
+
+def _scaled_turn_state(w: complex, theta: float, r: int) -> tuple[list[dict[str, Any]], str]:
+    """The unit arrow e^{irθ}, the products w·e^{±irθ}, and their drops onto the real axis."""
+    unit = complex(math.cos(r * theta), math.sin(r * theta))
+    ahead, behind = w * unit, w * unit.conjugate()  # w·e^{irθ} (offset +r), w·e^{−irθ} (−r)
+    traces = [{"x": [0.0, round(unit.real, 4)], "y": [0.0, round(unit.imag, 4)]}]
+    for p in (ahead, behind):
+        traces.append({"x": [0.0, round(p.real, 4)], "y": [0.0, round(p.imag, 4)]})
+    for p in (ahead, behind):  # the drop from the arrow's tip to its real part
+        traces.append({"x": [round(p.real, 4)] * 2, "y": [round(p.imag, 4), 0.0]})
+    even, odd = (ahead.real + behind.real) / 2, (ahead.real - behind.real) / 2
+    title = (f"r = {r}, arg w = {math.atan2(w.imag, w.real) % (2 * math.pi):.2f}: "
+             f"score Re[w·e^(irθ)] = {ahead.real:+.3f} at +r, {behind.real:+.3f} at −r"
+             f"<br>even part (Re w)·cos rθ = {even:+.3f}, odd part −(Im w)·sin rθ = {odd:+.3f}")
+    return traces, title
+
+
+def scaled_turn_figure(
+    w: complex = 1.5 * complex(math.cos(0.6), math.sin(0.6)),
+    theta: float = 0.4,
+    r: int = 3,
+    *,
+    sliders: bool = True,
+) -> go.Figure:
+    """Multiplying by a general complex ``w`` scales by ``|w|`` and turns by ``arg w``.
+
+    The figure draws the unit arrow ``e^{irθ}`` and the products ``w·e^{irθ}`` and
+    ``w·e^{−irθ}``, each with its drop onto the real axis: ``Re[w·e^{±irθ}]`` is the score of one
+    RoPE pair with ``w = q_i·conj(k_i)`` at offsets ``±r``. Its even part ``Re w·cos rθ`` is the
+    same at ``±r``, its odd part ``−Im w·sin rθ`` flips sign: a real ``w`` scores ``+r`` and
+    ``−r`` alike, an imaginary ``w`` tells them apart.
+
+    Parameters
+    ----------
+    w : complex
+        The multiplier (non-zero, ``|w| <= 5``).
+    theta : float
+        The pair's angle per position, in radians (0 < θ <= π).
+    r : int
+        The offset shown first (0 … 100; added to the slider's grid 0 … 15).
+    sliders : bool
+        Add a slider over ``r`` (at the given ``w``) and one over ``arg w`` (at the given ``r``,
+        ``|w|`` fixed, 0 … 2π in steps of π/12).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: unit circle, circle of radius ``|w|``, ``e^{irθ}``, ``w·e^{irθ}``,
+        ``w·e^{−irθ}``, and the two drops onto the real axis (``+r``, ``−r``).
+    """
+    if isinstance(w, bool) or not isinstance(w, numbers.Complex):
+        raise TypeError(f"w must be a complex number, got {w!r} ({type(w).__name__})")
+    w = complex(w)
+    if not (math.isfinite(w.real) and math.isfinite(w.imag)) or w == 0 or abs(w) > 5:
+        raise ValueError(f"w must be finite, non-zero and |w| <= 5, got {w}")
+    theta = _real(theta, "theta", 0.0, math.pi)
+    if theta == 0.0:
+        raise ValueError("theta must be > 0, got 0.0")
+    r = _int(r, "r", 0, 100)
+    sliders = _bool(sliders, "sliders")
+    phi = np.linspace(0, 2 * np.pi, 121)
+    lim = 1.25 * max(abs(w), 1.0)
+    fig = go.Figure()
+    for radius, name, dash in ((1.0, "unit circle", None), (abs(w), f"|w| = {abs(w):.2f}", "dot")):
+        fig.add_trace(go.Scatter(x=(radius * np.cos(phi)).round(4),
+                                 y=(radius * np.sin(phi)).round(4), mode="lines",
+                                 line={"color": GRID, "dash": dash}, hoverinfo="skip", name=name))
+    traces, title = _scaled_turn_state(w, theta, r)
+    looks = (("e^(irθ) (unit)", MUTED, 2, None), ("w·e^(irθ): offset +r", COLORWAY[0], 3, None),
+             ("w·e^(−irθ): offset −r", COLORWAY[5], 3, None),
+             ("score at +r (real part)", COLORWAY[0], 1, "dot"),
+             ("score at −r (real part)", COLORWAY[5], 1, "dot"))
+    for trace, (name, colour, width, dash) in zip(traces, looks, strict=True):
+        fig.add_trace(go.Scatter(**trace, mode="lines+markers", name=name,
+                                 line={"color": colour, "width": width, "dash": dash},
+                                 marker={"size": [0, 11]}, hoverinfo="skip"))
+    fig.update_layout(
+        xaxis={"title": {"text": "real part (the score)"}, "range": [-lim, lim]},
+        yaxis={"title": {"text": "imaginary part"}, "range": [-lim, lim], "scaleanchor": "x"},
+        legend={"orientation": "h", "x": 0.0, "y": -0.15, "yanchor": "top"},
+    )
+    if not sliders:
+        fig = _style(fig, title, height=560)
+        fig.update_layout(title={"font": {"size": 13}})
+        return fig
+    rs = sorted(set(_R_GRID) | {r})
+    r_steps = []
+    for r_ in rs:
+        st, ttl = _scaled_turn_state(w, theta, r_)
+        r_steps.append({"method": "update", "label": f"{r_}",
+                        "args": [{"x": [t["x"] for t in st], "y": [t["y"] for t in st]},
+                                 {"title.text": ttl}, [2, 3, 4, 5, 6]]})
+    arg_w = math.atan2(w.imag, w.real) % (2 * math.pi)
+    args = _with(_THETA_GRID, round(arg_w, 4))
+    arg_steps = []
+    for a in args:
+        st, ttl = _scaled_turn_state(abs(w) * complex(math.cos(a), math.sin(a)), theta, r)
+        arg_steps.append({"method": "update", "label": f"{a:.2f}",
+                          "args": [{"x": [t["x"] for t in st], "y": [t["y"] for t in st]},
+                                   {"title.text": ttl}, [2, 3, 4, 5, 6]]})
+    fig.update_layout(
+        sliders=[_slider(r_steps, rs.index(r), "offset r = ", y=-0.24, pad_t=10),
+                 _slider(arg_steps, args.index(round(arg_w, 4)), "arg w (rad) = ", y=-0.42,
+                         pad_t=10)],
+        margin={"b": 230},
+    )
+    fig = _style(fig, title, height=700)
+    fig.update_layout(title={"font": {"size": 13}})
     return fig
 
 
