@@ -840,6 +840,7 @@ AUDIT_CODES = (
     "padding-without-ids",
     "right-padding-generate",
     "ids-disagree-with-mask",
+    "jump-read-as-boundary",
     "packed-with-2d-mask",
     "packed-with-cache",
     "packed-batch-flash",
@@ -913,6 +914,8 @@ def audit_positions(
     attn_implementation: str = "sdpa",
     encoding: str | None = None,
     cache_ids: str | None = None,
+    jumps_intended: bool = False,
+    training: bool = False,
 ) -> list[PositionIssue]:
     """Flag the position traps of a batch about to go through a transformers causal LM.
 
@@ -925,11 +928,16 @@ def audit_positions(
       from the last pad's 0 (the new token gets id 1) and predicts from a pad slot's logits;
     - ``ids-disagree-with-mask``: given ``position_ids`` on real tokens differ from the real
       tokens counted by the mask (cache included) — a chunked prefill or a cached prefix that
-      restarts at 0, a batch numbered by columns, or ids that jump forward inside a row (eager
-      and SDPA, with no mask and no cache, split a row wherever the step is not 1, so a jump
-      starts a new document). Under ``encoding="rope"`` with fixed frequencies (any
-      ``rope_type`` but ``"dynamic"`` and ``"longrope"``) and nothing cached, ids that differ
-      from the counted ones by one constant per row are accepted: RoPE sees only offsets;
+      restarts at 0, a batch numbered by columns, or ids that jump forward inside a row (the
+      distances across the jump grow) unless ``jumps_intended`` declares them (PoSE). Under
+      ``encoding="rope"`` with fixed frequencies (any ``rope_type`` but ``"dynamic"`` and
+      ``"longrope"``) and nothing cached, ids that differ from the counted ones by one constant
+      per row are accepted: RoPE sees only offsets;
+    - ``jump-read-as-boundary``: ids jump forward inside a row (a step > 1 between real tokens)
+      with no mask, no cache and a mask-based backend (eager, SDPA): transformers 5.25 splits the
+      row wherever the step is not 1, so the tokens after the jump stop seeing those before it.
+      Raised whatever ``jumps_intended`` says (a PoSE row needs a mask, all ones or a 4-D causal
+      one);
     - ``packed-with-2d-mask``: ids restart inside a row (packing) but a 2-D ``attention_mask`` is
       given — even all ones, as a tokenizer returns it — so the mask builder does not infer
       document boundaries and documents attend to each other;
@@ -1029,6 +1037,13 @@ def audit_positions(
         ``generate`` does) or ``"column"`` (a forward without ``position_ids``); ``None`` when
         unknown. Read only when ``cache_length > 0``: for a padded row with no ``position_ids``
         under ``encoding="rope"`` with fixed frequencies, and for given ``position_ids``.
+    jumps_intended : bool
+        The ids jump forward on purpose (PoSE's skips): a jump is then not a disagreement with
+        the mask, only a boundary when no mask and no cache keep the row one document.
+    training : bool
+        The forward is a training forward with no step after it (no cache read, no
+        ``generate``): a right-padded row without ``position_ids`` is then exact (its real tokens
+        sit in the first columns, so the column ids are the counted ones) and not flagged.
 
     Returns
     -------
@@ -1041,9 +1056,13 @@ def audit_positions(
         raise ValueError("input_ids must hold at least one token per row, got seq = 0")
     cache_length = check_int(cache_length, "cache_length", minimum=0,
                              what="a non-negative integer (tokens in the cache)")
-    for switch, name in ((use_cache, "use_cache"), (generate, "generate")):
+    for switch, name in ((use_cache, "use_cache"), (generate, "generate"),
+                         (jumps_intended, "jumps_intended"), (training, "training")):
         if not isinstance(switch, bool):
             raise TypeError(f"{name} must be a bool, got {_describe(switch)}")
+    if training and (generate or cache_length > 0):
+        raise ValueError("training=True describes a forward with no step after it: it cannot go "
+                         f"with generate=True or a cache (cache_length = {cache_length})")
     rope_type = check_choice(rope_type, "rope_type", _ROPE_TYPES)
     attn_implementation = check_choice(attn_implementation, "attn_implementation",
                                        _ATTN_IMPLEMENTATIONS)
@@ -1151,6 +1170,9 @@ def audit_positions(
                      "a padded step without position_ids after a cache: right only if the "
                      "prefill numbered columns too (a common shift), wrong if it passed counted "
                      "ids; say cache_ids='column' or 'counted', or " + advice)
+        if training:  # right padding only: the real tokens hold the first columns' ids
+            padded = padded & ((full_mask.cumsum(-1) - 1) != torch.arange(full_mask.shape[1])
+                               ).masked_fill(full_mask == 0, False).any(-1)
         flag("padding-without-ids", padded,
              "padded rows without position_ids: forward numbers columns, pads included; "
              + advice)
@@ -1169,17 +1191,26 @@ def audit_positions(
             offset = (offset - offset.gather(-1, first_real)).masked_fill(~real, 0)
         disagree = (offset != 0).any(-1) & ~packed & reads_ids
         jump = ((step > 1) & both_real).any(-1)
+        # eager and SDPA infer documents from the ids only with no mask and no cache
+        read_as_boundary = (attention_mask is None and not use_cache and cache_length == 0
+                            and not flash)
+        accepted = read_as_boundary or jumps_intended
+        flag("jump-read-as-boundary", jump & ~packed if read_as_boundary else [],
+             "position ids jump forward inside the row (a step > 1) with no mask and no cache: "
+             "eager and SDPA read every step that is not 1 as a document boundary and split the "
+             "row. If the jump is intended (PoSE), pass an attention mask (all ones, or a 4-D "
+             "causal one) to keep the row one document; if the row packs documents, number "
+             "each from 0")
         flag("ids-disagree-with-mask", disagree & ~jump,
              ("position_ids differ from the column ids of a cache numbered by column: "
               f"expected {cache_length}, {cache_length + 1}, …") if column_cache else
              ("position_ids differ from the real tokens counted by the mask (cache included): "
               "expected position_ids_from_mask(mask)[:, -seq:], e.g. a chunk or cached prefix "
               "must continue at the number of cached real tokens"))
-        flag("ids-disagree-with-mask", disagree & jump,
+        flag("ids-disagree-with-mask", disagree & jump if not accepted else [],
              "position ids jump forward inside the row (a step > 1): the distances across the "
-             "jump are too large, and with no mask and no cache eager and SDPA split the row "
-             "wherever the step is not 1, so the jump starts a new document; number each packed "
-             "document from 0, or pass position_ids_from_mask(mask)[:, -seq:]")
+             "jump are larger than the text's; if the jump is intended (PoSE), say "
+             "jumps_intended=True, otherwise pass position_ids_from_mask(mask)[:, -seq:]")
         if not explicit_mask:
             # FlashAttention drops an all-ones 2-D mask and then reads the documents off the ids
             mask_kept = attention_mask is not None and not (flash and bool(full_mask.all()))

@@ -617,15 +617,20 @@ def test_position_drift_figure_draws_the_values_and_marks_the_training_length() 
         position_drift_figure({}, 3)
 
 
-def test_depth_error_figure_draws_the_errors_as_given() -> None:
+def test_depth_error_figure_draws_the_errors_on_a_log_axis() -> None:
     from posenc_lib.viz.serving import depth_error_figure
 
-    errors = {"compaction": [1e-7, 0.9, 1.8], "gaps": [1e-6, 1.2, 1.8]}
+    errors = {"compaction": [1e-7, 0.9, 1.8], "gaps": [0.0, 1.2, 1.8]}
     fig = depth_error_figure([1, 2, 4], errors)
     assert [t.name for t in fig.data] == list(errors)
-    assert [list(t.y) for t in fig.data] == list(errors.values())
+    # the measured values in customdata; y the same, an exact 0 lifted to the floor
+    assert [list(t.customdata) for t in fig.data] == list(errors.values())
+    assert [list(t.y) for t in fig.data] == [[1e-7, 0.9, 1.8], [1e-9, 1.2, 1.8]]
     assert [list(t.x) for t in fig.data] == [[1, 2, 4]] * 2
-    assert fig.layout.yaxis.type != "log"
+    assert fig.layout.yaxis.type == "log"  # rounding decades below the errors, not on zero
+    assert list(depth_error_figure([1], {"a": [0.0]}, floor=1e-3).data[0].y) == [1e-3]
+    with pytest.raises(ValueError, match="floor"):
+        depth_error_figure([1], {"a": [0.0]}, floor=0.0)
     with pytest.raises(ValueError, match="depths"):
         depth_error_figure([2, 1], {"a": [0.1, 0.2]})
     with pytest.raises(ValueError, match="errors"):

@@ -529,7 +529,7 @@ def test_audit_messages_name_the_case() -> None:
     itself exact under dynamic NTK (only the next cached step is stale)."""
     ids = torch.ones(1, 6, dtype=torch.long)
     jump = audit_positions(ids, None, torch.tensor([[0, 1, 2, 5, 6, 7]]))
-    assert _codes(jump) == {"ids-disagree-with-mask"} and "new document" in jump[0].message
+    assert _codes(jump) == {"ids-disagree-with-mask"} and "jumps_intended" in jump[0].message
     chunk = audit_positions(ids, None, torch.arange(6)[None], cache_length=4)
     assert _codes(chunk) == {"ids-disagree-with-mask"} and "cached prefix" in chunk[0].message
     prefill = audit_positions(torch.ones(1, 16, dtype=torch.long), rope_type="dynamic",
@@ -1051,3 +1051,70 @@ def test_quantize_keys_absmax_rejects_bad_input(kwargs: dict, exc: type, match: 
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         quantize_keys_absmax(**args)
+
+
+def test_audit_tells_a_jump_read_as_boundary_from_a_masked_pose_row() -> None:
+    """PoSE's ids jump on purpose. With no mask and no cache, eager and SDPA split the row at the
+    jump (the tiny Llama's logits after it move); with an all-ones mask the row stays one causal
+    document (equal to the 4-D causal mask). The audit gives the first a code of its own that asks
+    for a mask, and passes the second once the jump is declared (mutations: the old single
+    verdict for both, or a split reported under a mask)."""
+    model = _tiny_model("llama")
+    row, pose = torch.arange(20, 28)[None], torch.tensor([[0, 1, 2, 3, 9, 10, 11, 12]])
+    ones, causal = torch.ones_like(row), packed_causal_mask([8], dtype=torch.float32)[None, None]
+    with torch.no_grad():
+        one_document = model(row, position_ids=pose, attention_mask=causal).logits[0]
+        split = model(row, position_ids=pose, use_cache=False).logits[0]
+        masked = model(row, position_ids=pose, attention_mask=ones, use_cache=False).logits[0]
+    assert (split - one_document).abs().max() > 0.1
+    assert (masked - one_document).abs().max() < 1e-5
+    for encoding in ("rope", None, "absolute"):
+        trap = audit_positions(row, None, pose, use_cache=False, encoding=encoding)
+        assert [(i.code, i.rows) for i in trap] == [("jump-read-as-boundary", (0,))], encoding
+        assert "pass an attention mask" in trap[0].message
+        assert audit_positions(row, None, pose, use_cache=False, encoding=encoding,
+                               jumps_intended=True)[0].code == "jump-read-as-boundary"
+    for mask in (ones, causal):
+        for encoding in ("rope", None):
+            assert audit_positions(row, mask, pose, use_cache=False, encoding=encoding,
+                                   jumps_intended=True) == []
+            # undeclared, the jump stretches the text's distances: a disagreement, no split
+            issues = audit_positions(row, mask, pose, use_cache=False, encoding=encoding)
+            assert _codes(issues) == {"ids-disagree-with-mask"}
+            assert "jumps_intended=True" in issues[0].message and "split" not in issues[0].message
+    # FlashAttention splits only where the ids restart, not on a jump
+    assert audit_positions(row, None, pose, use_cache=False, encoding="rope", jumps_intended=True,
+                           attn_implementation="flash_attention_2") == []
+
+
+def test_audit_training_forward_accepts_right_padding() -> None:
+    """The standard collator pads on the right; a training forward over it without ids is exact
+    (the tiny Llama and GPT-2 give the unpadded row's logits on its real tokens), so
+    training=True does not flag it. Left padding under an absolute table stays flagged, and
+    training=True refuses a cache or generate (mutation: training=True silencing every row)."""
+    import transformers
+
+    ids = torch.tensor([[5, 6, 7, 8, 9], [5, 6, 7, 0, 0]])
+    right = torch.tensor([[1] * 5, [1, 1, 1, 0, 0]])
+    left_ids = torch.tensor([[5, 6, 7, 8, 9], [0, 0, 5, 6, 7]])
+    left = torch.tensor([[1] * 5, [0, 0, 1, 1, 1]])
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        vocab_size=64, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+        initializer_range=0.2)).eval()
+    with torch.no_grad():
+        for model in (_tiny_model("llama"), gpt2):
+            padded = model(ids, attention_mask=right, use_cache=False).logits[1, :3]
+            alone = model(ids[1:, :3], use_cache=False).logits[0]
+            assert (padded - alone).abs().max() < 1e-5
+    for encoding in ("rope", "absolute", None):
+        assert _codes(audit_positions(ids, right, use_cache=False, encoding=encoding)) == {
+            "padding-without-ids"}
+        assert audit_positions(ids, right, use_cache=False, encoding=encoding,
+                               training=True) == []
+    flagged = audit_positions(left_ids, left, use_cache=False, encoding="absolute", training=True)
+    assert [(i.code, i.rows) for i in flagged] == [("padding-without-ids", (1,))]
+    for bad in (dict(generate=True), dict(cache_length=3)):
+        with pytest.raises(ValueError, match="training=True"):
+            audit_positions(ids[:, :1], None, training=True, **bad)
+    with pytest.raises(TypeError, match="jumps_intended must be a bool"):
+        audit_positions(ids, right, jumps_intended=1)

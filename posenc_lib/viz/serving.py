@@ -16,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
+from .._validation import check_positive
 from ..serving import packed_causal_mask, packed_document_ids, sliding_window_mask
 from ._checks import _int
 from ._style import COLORWAY, MUTED, PAPER, _slider, _style
@@ -429,9 +430,16 @@ def position_drift_figure(
 
 
 def depth_error_figure(
-    depths: Sequence[int], errors: dict[str, Sequence[float]], *, title: str = ""
+    depths: Sequence[int],
+    errors: dict[str, Sequence[float]],
+    *,
+    title: str = "",
+    floor: float = 1e-9,
 ) -> go.Figure:
-    """An edited cache's error against the number of layers, one line per edit.
+    """An edited cache's error against the number of layers, one line per edit, on a log axis.
+
+    A log axis shows an exact first layer as rounding (around 1e-6 in float32), decades below
+    the errors of deeper models, where a linear axis would put it on zero with them.
 
     Parameters
     ----------
@@ -442,28 +450,33 @@ def depth_error_figure(
         pass for the model of ``depths[i]`` layers (each ``>= 0``).
     title : str
         Figure title (default: a description of the axes).
+    floor : float
+        Errors below it (an exact 0 has no logarithm) are drawn at ``floor``; the hover and
+        ``customdata`` keep the measured value. Must be > 0.
 
     Returns
     -------
     plotly.graph_objects.Figure
-        One ``go.Scatter`` (lines and markers) per label, ``x = depths`` and ``y`` the errors as
-        given, on linear axes (an exact first layer sits on zero).
+        One ``go.Scatter`` (lines and markers) per label, ``x = depths``, ``y = max(error,
+        floor)`` and ``customdata`` the errors as given; the y axis is logarithmic.
     """
     counts = _increasing_counts(depths, "depths")
     if not isinstance(errors, dict) or not errors:
         raise TypeError("errors must be a non-empty dict {label: (D,) sequence of errors}")
+    floor = check_positive(floor, "floor")
     lines = {str(label): _values(values, f"errors[{label!r}]", length=len(counts))
              for label, values in errors.items()}
     fig = go.Figure()
     symbols = ("circle", "square", "diamond", "triangle-up")
     for k, (label, values) in enumerate(lines.items()):
         fig.add_trace(go.Scatter(
-            x=counts, y=values, mode="lines+markers", name=label,
+            x=counts, y=[max(v, floor) for v in values], customdata=list(values),
+            mode="lines+markers", name=label,
             line={"color": COLORWAY[k % len(COLORWAY)], "width": 2},
             marker={"size": 9, "symbol": symbols[k % len(symbols)]},
-            hovertemplate=f"{label}<br>%{{x}} layer(s): %{{y:.2e}}<extra></extra>",
+            hovertemplate=f"{label}<br>%{{x}} layer(s): %{{customdata:.2e}}<extra></extra>",
         ))
     fig.update_xaxes(title_text="layers", tickvals=counts)
-    fig.update_yaxes(title_text="max |logit difference|", rangemode="tozero")
+    fig.update_yaxes(title_text="max |logit difference| (log)", type="log", exponentformat="power")
     fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 140})
     return _style(fig, title or "An edited cache against the reference pass, by depth", height=440)
