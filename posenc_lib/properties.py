@@ -290,9 +290,9 @@ def measure_scheme(table: torch.Tensor, *, offset: int = 1) -> dict[str, float]:
 #:   (float64 rounding allowed);
 #: - ``norm_growth``: the largest row norm may at most double from ``L = seq_len`` to
 #:   ``L = long_len`` (a heuristic: over the three decades ``10³ → 10⁶`` a norm growing like
-#:   ``m^a`` grows ``1000^a``-fold, at least 2-fold for ``a >= 0.1``, while a bounded code whose
-#:   norms merely vary, like sines only, grows less; a table with no row at ``long_len − 1``
-#:   fails);
+#:   ``m^a`` grows about ``1000^a``-fold, more than 2-fold once ``a > log 2 / log 1000 ≈ 0.1``,
+#:   while sines only, bounded by ``√d`` with norms that vary, grow about 1.2-fold; a table with
+#:   no row at ``long_len − 1`` fails);
 #: - ``closest_pair_relative``: the closest two codes differ by at least one bfloat16 rounding step
 #:   (``2⁻⁷``) of the largest code's norm, or they may become equal when stored in bfloat16.
 #:
