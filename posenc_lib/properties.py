@@ -380,10 +380,10 @@ def length_dependence(
 
 
 def dot_product_spread(table: torch.Tensor, offset: int) -> float:
-    """Spread of ``PE(m)·PE(m+k)`` over ``m``, relative to the mean ``‖PE(m)‖²``.
+    """Spread of ``PE(m)·PE(m+r)`` over ``m``, relative to the mean ``‖PE(m)‖²``.
 
-    ``(max_m − min_m) PE(m)·PE(m+k) / mean_m ‖PE(m)‖²``: zero when the dot product at offset
-    ``k`` depends on ``k`` only — translation invariance of the *raw* encodings under the dot
+    ``(max_m − min_m) PE(m)·PE(m+r) / mean_m ‖PE(m)‖²``: zero when the dot product at offset
+    ``r`` depends on ``r`` only — translation invariance of the *raw* encodings under the dot
     product. Attention compares projected vectors ``W_q(x + PE)`` and ``W_k(y + PE)``, and
     projections generally break it (measured in chapter 2's design map, analysed in chapter 3),
     which is what RoPE repairs. Dividing by the
@@ -394,7 +394,7 @@ def dot_product_spread(table: torch.Tensor, offset: int) -> float:
     table
         ``(seq, dim)``, with at least ``|offset| + 1`` rows and not all zero.
     offset
-        The offset ``k``.
+        The offset ``r`` (the book's letter for ``m − n``).
     """
     t = _table(table)
     dots = dot_products_at_offset(t, offset)
@@ -405,14 +405,14 @@ def dot_product_spread(table: torch.Tensor, offset: int) -> float:
 
 
 def diagonal_spread(table: torch.Tensor) -> float:
-    """The worst :func:`dot_product_spread` over every offset ``k = 0 … seq − 1``.
+    """The worst :func:`dot_product_spread` over every offset ``r = 0 … seq − 1``.
 
-    ``max_k (max_m − min_m) PE(m)·PE(m+k) / mean_m ‖PE(m)‖²``: the largest spread along a
+    ``max_r (max_m − min_m) PE(m)·PE(m+r) / mean_m ‖PE(m)‖²``: the largest spread along a
     diagonal of the Gram matrix ``PE·PEᵀ``, relative to the mean squared norm. Zero exactly when
     every dot product depends on the offset only (translation invariance at every offset,
-    including ``k = 0``: equal norms). A table can pass one offset and fail another: the sinusoid
-    with its features permuted by a permutation chosen by ``m mod 5`` has no spread at ``k = 5``
-    and a large one at ``k = 1``.
+    including ``r = 0``: equal norms). A table can pass one offset and fail another: the sinusoid
+    with its features permuted by a permutation chosen by ``m mod 5`` has no spread at ``r = 5``
+    and a large one at ``r = 1``.
 
     Parameters
     ----------
