@@ -683,7 +683,7 @@ def scorecard(
 
     Every column reads only row norms, distances and dot products, each relative to a norm, so
     it does not change when the table is scaled or turned by an orthogonal matrix
-    (``PE(m) → c·Q·PE(m)``): the sinusoid, ``2·``sinusoid and ``Q·``sinusoid score alike.
+    (``PE(m) → c·Q·PE(m)``): the sinusoid, ``2·sinusoid`` and ``Q·sinusoid`` score alike.
 
     Parameters
     ----------
