@@ -24,12 +24,23 @@ from ._validation import (
 )
 
 __all__ = [
+    "NoRowError",
     "binary_encoding",
     "integer_encoding",
     "learned_encoding",
     "normalized_encoding",
     "sines_only_encoding",
 ]
+
+
+class NoRowError(ValueError):
+    """A table was asked for a position it has no row for: a capacity limit, not a bad argument.
+
+    Raised by :func:`binary_encoding` past ``2**dim`` positions and by :func:`learned_encoding`
+    past ``max_len``. It subclasses ``ValueError``, so code that catches ``ValueError`` still
+    does; :func:`~posenc_lib.properties.scorecard` catches only this one, so that any other
+    ``ValueError`` (a bug, a bad argument) propagates instead of reading as "no row".
+    """
 
 
 def integer_encoding(
@@ -109,7 +120,8 @@ def binary_encoding(seq_len: int, dim: int, *, dtype: torch.dtype = torch.float3
     Parameters
     ----------
     seq_len : int
-        Number of positions (>= 0, at most ``2**dim`` so every position gets a distinct code).
+        Number of positions (>= 0, at most ``2**dim`` so every position gets a distinct code;
+        more raises :class:`NoRowError`, a ``ValueError``).
     dim : int
         Number of bits (>= 1).
     dtype : torch.dtype
@@ -127,7 +139,7 @@ def binary_encoding(seq_len: int, dim: int, *, dtype: torch.dtype = torch.float3
     # seq_len <= MAX_ELEMENTS < 2**63, so only small dims can be too few bits (no 2**dim for a
     # huge dim: that integer alone would take minutes to build).
     if dim < 63 and seq_len > 2**dim:
-        raise ValueError(
+        raise NoRowError(
             f"seq_len must be <= 2**dim = {2**dim} so that positions get distinct codes, "
             f"got seq_len = {seq_len} with dim = {dim}"
         )
@@ -167,8 +179,8 @@ def learned_encoding(
     dim : int
         Number of features (>= 1).
     max_len : int
-        Rows of the table (>= 1); a longer ``seq_len`` raises ``ValueError``, as a position
-        beyond the table has no vector.
+        Rows of the table (>= 1); a longer ``seq_len`` raises :class:`NoRowError` (a
+        ``ValueError``), as a position beyond the table has no vector.
     seed : int
         Seed of the random rows (>= 0); row ``m`` does not depend on ``seq_len``.
     dtype : torch.dtype
@@ -185,7 +197,7 @@ def learned_encoding(
     seed = check_seed(seed)
     dtype = check_dtype(dtype)
     if seq_len > max_len:
-        raise ValueError(
+        raise NoRowError(
             f"seq_len must be <= max_len = {max_len}: a learned table has no row for position "
             f"{max_len} or later, got seq_len = {seq_len}"
         )

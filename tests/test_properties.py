@@ -44,6 +44,7 @@ from posenc_lib.properties import (
     scorecard,
 )
 from posenc_lib.schemes import (
+    NoRowError,
     binary_encoding,
     integer_encoding,
     learned_encoding,
@@ -318,17 +319,71 @@ def test_scorecard_singles_out_the_sinusoid() -> None:
         assert not all(passes.values()), name
     sin_card = scorecard(sinusoidal_table, seq_len=300, long_len=10**5)
     assert all(sin_card["passes"].values())
-    assert scorecard(binary_encoding, seq_len=300, long_len=10**5)["max_abs_long"] is None
+    assert scorecard(binary_encoding, seq_len=300, long_len=10**5)["norm_growth"] is None
     assert set(sin_card["passes"]) == set(SCORECARD_CRITERIA)
     # Four columns: decay has no pass mark (octave_rise measures it, outside the scorecard).
     assert set(SCORECARD_CRITERIA) == {
-        "length_dependence", "dot_product_spread", "max_abs_long", "closest_pair_relative"
+        "length_dependence", "dot_product_spread", "norm_growth", "closest_pair_relative"
     }
     assert "octave_rise" not in sin_card
     with pytest.raises(ValueError, match="offset"):
         scorecard(sinusoidal_table, seq_len=10, offset=10)
     with pytest.raises(ValueError, match="long_len"):
         scorecard(sinusoidal_table, seq_len=10, long_len=5)
+
+
+def test_scorecard_is_invariant_under_rotation_and_scale() -> None:
+    # Q·sinusoid (a random orthogonal Q) and 2·sinusoid have the sinusoid's Gram matrix up to
+    # scale, so every column scores them alike and they pass. The mutation: the old column
+    # "largest entry at L = 10⁵ at most 1" gave Q·sinusoid > 1 and failed it.
+    q, _ = torch.linalg.qr(torch.randn(16, 16, generator=torch.Generator().manual_seed(5),
+                                       dtype=F64))
+
+    def rotated(n: int, d: int, **kw: object) -> torch.Tensor:
+        table = sinusoidal_table(n, d, dtype=F64)
+        return (table @ q.T).to(kw.get("dtype", torch.float32))  # type: ignore[arg-type]
+
+    def doubled(n: int, d: int, **kw: object) -> torch.Tensor:
+        return 2 * sinusoidal_table(n, d, **kw)  # type: ignore[arg-type]
+
+    plain = scorecard(sinusoidal_table, seq_len=300, long_len=10**5)
+    assert max_abs_value(rotated(10**5, 16)) > 1.5  # not bounded by 1 entry-wise
+    for variant in (rotated, doubled):
+        card = scorecard(variant, seq_len=300, long_len=10**5)
+        assert card["passes"] == plain["passes"] and all(card["passes"].values())
+        for key in ("length_dependence", "dot_product_spread", "closest_pair_relative"):
+            assert card[key] == pytest.approx(plain[key], rel=1e-9, abs=1e-12), key
+        assert card["norm_growth"] == pytest.approx(1.0, abs=1e-6)
+    # The integer code's largest norm grows with the length: (10⁵ − 1)/299; normalised: 1.
+    ints = scorecard(integer_encoding, seq_len=300, long_len=10**5)
+    assert ints["norm_growth"] == pytest.approx((10**5 - 1) / 299, rel=1e-6)
+    assert not ints["passes"]["norm_growth"]
+    assert scorecard(normalized_encoding, seq_len=300, long_len=10**5)["norm_growth"] == (
+        pytest.approx(1.0, abs=1e-6))
+    # Sines only are bounded (norm <= √d) but their norms vary: later positions reach new maxima,
+    # a growth above 1 that stays under the mark of 2.
+    sines = scorecard(sines_only_encoding, seq_len=300, long_len=10**5)
+    assert 1.0 < sines["norm_growth"] < SCORECARD_CRITERIA["norm_growth"]
+    assert sines["passes"]["norm_growth"]
+
+
+def test_scorecard_reads_only_a_missing_row_as_no_row() -> None:
+    # A table that ends (NoRowError, a ValueError) fails the growth column with None ...
+    learned = scorecard(lambda n, d, **kw: learned_encoding(n, d, max_len=1000, **kw),
+                        seq_len=300, long_len=10**5)
+    assert learned["norm_growth"] is None and not learned["passes"]["norm_growth"]
+    with pytest.raises(NoRowError):
+        binary_encoding(17, 4)
+    assert issubclass(NoRowError, ValueError)
+
+    # ... while any other ValueError at the long length is a bug and propagates.
+    def broken(n: int, d: int, **kw: object) -> torch.Tensor:
+        if n > 1000:
+            raise ValueError("a bug, not a capacity limit")
+        return sinusoidal_table(n, d, **kw)  # type: ignore[arg-type]
+
+    with pytest.raises(ValueError, match="a bug"):
+        scorecard(broken, seq_len=300, long_len=10**5)
 
 
 def _mod5_shuffled(n: int, d: int, **kw: object) -> torch.Tensor:
@@ -480,6 +535,11 @@ def test_frequency_octave_rise_matches_the_table_version_and_depends_on_the_wind
         frequency_octave_rise(theta, 2)
     with pytest.raises(TypeError, match="max_offset"):
         frequency_octave_rise(theta, 2048.0)
+    # inv_freq is validated before anything is sized from it.
+    with pytest.raises(TypeError, match="inv_freq"):
+        frequency_octave_rise([1.0, 0.1])
+    with pytest.raises(ValueError, match="inv_freq"):
+        frequency_octave_rise(torch.tensor([[1.0, 0.1]]))
 
 
 def test_score_spread_is_zero_when_the_rotation_follows_the_projections() -> None:
@@ -600,6 +660,33 @@ def test_commuting_part_is_the_orthogonal_projection_onto_the_shift_commutant(
     assert torch.allclose(p @ m, m @ p, atol=1e-10)  # it commutes with every shift
     assert torch.allclose(commuting_part(p), p, atol=1e-15)  # a projection
     assert abs(((a - p) * p).sum().item()) < 1e-9  # orthogonal: the rest is perpendicular
+
+
+def _commutant(shift: torch.Tensor) -> torch.Tensor:
+    """An orthonormal basis (rows, flattened d × d matrices) of {X : X·Φ = Φ·X}."""
+    dim = shift.shape[0]
+    eye = torch.eye(dim, dtype=torch.float64)
+    # Row-major vec(A·X·B) = (A ⊗ Bᵀ)·vec(X): X ↦ XΦ is I ⊗ Φᵀ and X ↦ ΦX is Φ ⊗ I.
+    op = torch.kron(eye, shift.T.contiguous()) - torch.kron(shift, eye)
+    _, sing, vh = torch.linalg.svd(op)
+    return vh[sing < 1e-9]
+
+
+@pytest.mark.parametrize("dim, base", [(8, 10000.0), (16, 100.0), (12, 2.0)])
+def test_commuting_part_is_the_whole_commutant_for_distinct_frequencies(
+    dim: int, base: float
+) -> None:
+    # θ_i = b^(−2i/d) are distinct and in (0, π), so the commutant of Φ(1) has dimension d and
+    # commuting_part is the Frobenius projection onto all of it.
+    basis = _commutant(sinusoidal_shift_matrix(1, dim, base))
+    assert basis.shape[0] == dim
+    a = torch.randn(dim, dim, generator=torch.Generator().manual_seed(dim), dtype=torch.float64)
+    projected = (basis.T @ (basis @ a.reshape(-1))).reshape(dim, dim)
+    assert torch.allclose(commuting_part(a), projected, atol=1e-10)
+    # The mutation: two equal frequencies (a block-diagonal Φ with a repeated rotation) have a
+    # commutant of dimension 8 > d = 4, of which commuting_part keeps only a part.
+    rot = sinusoidal_shift_matrix(1, 2)
+    assert _commutant(torch.block_diag(rot, rot)).shape[0] == 8
 
 
 def test_commuting_part_keeps_scaled_rotations_and_drops_the_rest() -> None:
