@@ -4,7 +4,9 @@ Each example is a sequence of distinct tokens whose first token is smaller than 
 or the same sequence reversed (label 0). Both members of a pair hold the same tokens, so a model
 that sees its input as a bag gives them the same logit ``z``, and the pair's mean cross-entropy
 ``-(log σ(z) + log(1 - σ(z)))/2`` is at least ``log 2``, reached at ``z = 0``. A model with
-positions can learn the task; a causal mask alone lets a model learn part of it.
+positions can learn the task; a causal mask alone lets a model learn part of it. So can a
+readout attached to slots (the last output, or the first and last side by side) instead of the
+mean: like a mask, it is something attached to positions rather than to tokens.
 """
 
 from __future__ import annotations
@@ -28,11 +30,15 @@ from ._validation import (
 from .attention import causal_mask
 from .sinusoidal import sinusoidal_table
 
-__all__ = ["ORDER_ENCODINGS", "OrderClassifier", "OrderRun", "reversal_pairs",
+__all__ = ["ORDER_ENCODINGS", "ORDER_READOUTS", "OrderClassifier", "OrderRun", "reversal_pairs",
            "train_order_classifier"]
 
 #: Encodings :class:`OrderClassifier` can add to its token embeddings.
 ORDER_ENCODINGS = ("none", "sinusoidal")
+#: How :class:`OrderClassifier` turns its ``(batch, length, dim)`` outputs into one vector: the
+#: mean over slots (the same for every ordering of a bag), the last slot's output, or the first
+#: and last slots' outputs concatenated.
+ORDER_READOUTS = ("mean", "last", "ends")
 
 
 def _check_task(length: object, vocab_size: object) -> tuple[int, int]:
@@ -83,7 +89,7 @@ def reversal_pairs(num_pairs: int, length: int, vocab_size: int, *,
 
 
 class OrderClassifier(nn.Module):
-    """Embedding (+ optional sinusoidal table) → attention and feed-forward → mean → one logit.
+    """Embedding (+ optional sinusoidal table) → attention and feed-forward → readout → one logit.
 
     Parameters
     ----------
@@ -94,29 +100,44 @@ class OrderClassifier(nn.Module):
     encoding : {"none", "sinusoidal"}
         What is added to the token embeddings.
     causal : bool
-        Give the attention layer a causal mask.
+        Give the attention layers a causal mask.
     seed : int
         Seed of the initial weights.
+    readout : {"mean", "last", "ends"}
+        What the logit reads (see :data:`ORDER_READOUTS`); only ``"mean"`` treats every slot alike.
+    layers : int
+        Blocks of attention and feed-forward (1 … 8). Layers after the first are created after
+        the head, so a one-layer model's weights do not depend on this option.
     """
 
     def __init__(self, vocab_size: int, length: int, dim: int = 32, *, encoding: str = "none",
-                 causal: bool = False, seed: int = 0) -> None:
+                 causal: bool = False, seed: int = 0, readout: str = "mean",
+                 layers: int = 1) -> None:
         super().__init__()
         length, vocab_size = _check_task(length, vocab_size)
         dim = check_dim(dim)
         encoding = check_choice(encoding, "encoding", ORDER_ENCODINGS)
+        readout = check_choice(readout, "readout", ORDER_READOUTS)
+        layers = check_positive_int(layers, "layers", maximum=8)
         if not isinstance(causal, bool):
             raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
         check_size(("vocab_size", vocab_size), ("dim", dim), what="the embedding")
-        check_size(("8", 8), ("dim", dim), ("dim", dim), what="the layer weights")
+        check_size(("8", 8), ("layers", layers), ("dim", dim), ("dim", dim),
+                   what="the layer weights")
         generator = torch.Generator().manual_seed(check_seed(seed))
-        self.length, self.causal = length, causal
+        self.length, self.causal, self.readout = length, causal, readout
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(torch.randint(2**62, (), generator=generator)))
             self.embed = nn.Embedding(vocab_size, dim)
             self.attn = nn.MultiheadAttention(dim, num_heads=1, batch_first=True)
             self.ffn = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Linear(2 * dim, dim))
-            self.head = nn.Linear(dim, 1)
+            self.head = nn.Linear(2 * dim if readout == "ends" else dim, 1)
+            self.more_attn = nn.ModuleList(
+                nn.MultiheadAttention(dim, num_heads=1, batch_first=True)
+                for _ in range(layers - 1))
+            self.more_ffn = nn.ModuleList(
+                nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Linear(2 * dim, dim))
+                for _ in range(layers - 1))
         table = (sinusoidal_table(length, dim) if encoding == "sinusoidal"
                  else torch.zeros(length, dim))
         self.register_buffer("table", table)                    # (length, dim), not trained
@@ -131,9 +152,17 @@ class OrderClassifier(nn.Module):
             raise ValueError(f"tokens must have shape (batch, {self.length}), "
                              f"got {tuple(tokens.shape)}")
         h = self.embed(tokens) + self.table                     # (batch, length, dim)
-        h = h + self.attn(h, h, h, attn_mask=self.blocked, need_weights=False)[0]
-        h = h + self.ffn(h)
-        return self.head(h.mean(dim=1)).squeeze(-1)
+        for attn, ffn in zip([self.attn, *self.more_attn], [self.ffn, *self.more_ffn],
+                             strict=True):
+            h = h + attn(h, h, h, attn_mask=self.blocked, need_weights=False)[0]
+            h = h + ffn(h)
+        if self.readout == "mean":
+            pooled = h.mean(dim=1)                              # the same for every ordering
+        elif self.readout == "last":
+            pooled = h[:, -1]                                   # a slot: breaks the symmetry
+        else:
+            pooled = torch.cat([h[:, 0], h[:, -1]], dim=-1)     # (batch, 2·dim)
+        return self.head(pooled).squeeze(-1)
 
 
 @dataclass(frozen=True)
@@ -166,12 +195,13 @@ class OrderRun:
 def train_order_classifier(*, encoding: str = "none", causal: bool = False, steps: int = 300,
                            length: int = 6, vocab_size: int = 16, dim: int = 32,
                            batch_pairs: int = 64, lr: float = 3e-3, seed: int = 0,
-                           test_pairs: int = 512) -> OrderRun:
+                           test_pairs: int = 512, readout: str = "mean",
+                           layers: int = 1) -> OrderRun:
     """Train an :class:`OrderClassifier` with Adam on fresh :func:`reversal_pairs` every step.
 
     Parameters
     ----------
-    encoding, causal, length, vocab_size, dim, seed
+    encoding, causal, length, vocab_size, dim, seed, readout, layers
         As in :class:`OrderClassifier` (``seed`` also seeds the data).
     steps : int
         Optimiser steps (>= 1).
@@ -192,7 +222,8 @@ def train_order_classifier(*, encoding: str = "none", causal: bool = False, step
     batch_pairs = check_positive_int(batch_pairs, "batch_pairs")
     test_pairs = check_positive_int(test_pairs, "test_pairs")
     lr = check_positive(lr, "lr")
-    model = OrderClassifier(vocab_size, length, dim, encoding=encoding, causal=causal, seed=seed)
+    model = OrderClassifier(vocab_size, length, dim, encoding=encoding, causal=causal, seed=seed,
+                            readout=readout, layers=layers)
     data = torch.Generator().manual_seed(check_seed(seed) ^ 0x5EED)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.BCEWithLogitsLoss()

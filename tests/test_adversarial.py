@@ -81,7 +81,7 @@ INT_PARAMS = {
     # multimodal grids
     "grid_h", "grid_w", "spatial_merge_size",
     # chapter 1's order task
-    "num_pairs", "vocab_size", "steps", "batch_pairs", "test_pairs",
+    "num_pairs", "vocab_size", "steps", "batch_pairs", "test_pairs", "layers",
 }
 # Integers only in the lab (``posenc_lib.permutation``'s ``vocab`` is a list of words).
 LAB_INT_PARAMS = {"vocab"}

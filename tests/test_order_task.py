@@ -78,3 +78,41 @@ def test_bad_tokens_are_refused():
         model(torch.zeros(2, 5, dtype=torch.int64))
     with pytest.raises(TypeError, match="generator"):
         reversal_pairs(2, 3, 4, generator=0)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**31))
+def test_a_slot_readout_tells_a_pair_apart_and_the_mean_does_not(seed):
+    tokens, _ = reversal_pairs(16, 6, 16, generator=torch.Generator().manual_seed(seed))
+    with torch.no_grad():
+        mean = OrderClassifier(16, 6, seed=seed, readout="mean")(tokens)
+        last = OrderClassifier(16, 6, seed=seed, readout="last")(tokens)
+        ends = OrderClassifier(16, 6, seed=seed, readout="ends")(tokens)
+        deep = OrderClassifier(16, 6, seed=seed, layers=3)(tokens)
+    assert (mean[:16] - mean[16:]).abs().max() < 1e-5
+    assert (deep[:16] - deep[16:]).abs().max() < 1e-5       # depth alone does not see order
+    assert (last[:16] - last[16:]).abs().max() > 1e-3       # a slot breaks the symmetry
+    assert (ends[:16] - ends[16:]).abs().max() > 1e-3
+    # The last output is a function of the last token and the bag: reorder the first five
+    # tokens and the last-slot logit stays (a mutation reading slot 0 would move).
+    shuffled = torch.cat([tokens[:, [2, 0, 4, 1, 3]], tokens[:, 5:]], dim=1)
+    with torch.no_grad():
+        last_again = OrderClassifier(16, 6, seed=seed, readout="last")(shuffled)
+    assert torch.allclose(last_again, last, atol=1e-5)
+
+
+def test_readout_and_layers_keep_the_one_layer_mean_model_and_learn():
+    default = OrderClassifier(16, 6, seed=3)
+    explicit = OrderClassifier(16, 6, seed=3, readout="mean", layers=1)
+    assert all(torch.equal(a, b) for a, b in zip(default.state_dict().values(),
+                                                   explicit.state_dict().values(), strict=True))
+    deep = OrderClassifier(16, 6, seed=3, layers=2)
+    assert torch.equal(deep.attn.in_proj_weight, default.attn.in_proj_weight)  # layer 0 unchanged
+    ends = train_order_classifier(readout="ends", steps=300, seed=1)
+    assert ends.test_accuracy > 0.99                          # first and last tokens suffice
+    with pytest.raises(ValueError, match="readout"):
+        OrderClassifier(16, 6, readout="first")
+    with pytest.raises(ValueError, match="layers"):
+        OrderClassifier(16, 6, layers=0)
+    with pytest.raises(TypeError, match="layers"):
+        OrderClassifier(16, 6, layers=1.5)

@@ -95,6 +95,9 @@ def test_order_training_figure_draws_each_run_and_the_log_2_floor() -> None:
     assert list(fig.data[1].y) == pytest.approx(np.linspace(0.7, 0.1, 5).tolist())
     assert list(fig.data[1].x) == [1, 2, 3, 4, 5]
     assert fig.data[2].y == pytest.approx((math.log(2), math.log(2)))
+    assert fig.data[-1].name.startswith("log 2")            # drawn last, over a bag's curve
+    assert [a.y for a in fig.layout.annotations if a.text.startswith("log 2")] == \
+        pytest.approx([math.log(2)])                        # and labelled on the plot
     with pytest.raises(ValueError, match="same number of steps"):
         order_training_figure({"a": np.ones(3), "b": np.ones(4)})
     with pytest.raises(ValueError, match="finite"):

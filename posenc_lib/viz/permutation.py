@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from ..permutation import TinySelfAttention, ToyEmbedding
 from ..sinusoidal import sinusoidal_table
 from ._checks import _base, _bool, _even, _int, _np, _seed
-from ._style import COLORWAY, MUTED, SEQUENTIAL, _slider, _style
+from ._style import COLORWAY, INK, SEQUENTIAL, _slider, _style
 
 __all__ = [
     "order_training_figure",
@@ -234,9 +234,13 @@ def order_training_figure(losses: dict[str, np.ndarray]) -> go.Figure:
             x=steps.tolist(), y=y.round(4).tolist(), mode="lines", name=name,
             line={"color": colour, "width": 2},
             hovertemplate=f"{name}<br>step %{{x}}: loss %{{y:.3f}}<extra></extra>"))
+    # Drawn last and dark, and labelled on the plot: a bag model's curve lies on this line.
     fig.add_trace(go.Scatter(
         x=[1, int(steps[-1])], y=[float(np.log(2))] * 2, mode="lines", name="log 2: a bag's floor",
-        line={"color": MUTED, "dash": "dot"}, hoverinfo="skip"))
+        line={"color": INK, "dash": "dash", "width": 1.5}, hoverinfo="skip"))
+    fig.add_annotation(x=int(steps[-1]), y=float(np.log(2)), text="log 2: a bag's floor",
+                       showarrow=False, xanchor="right", yanchor="bottom", yshift=6,
+                       font={"color": INK, "size": 12})
     fig.update_xaxes(title_text="training step")
     fig.update_yaxes(title_text="cross-entropy (nats)", rangemode="tozero")
     fig.update_layout(legend={"orientation": "h", "y": -0.25})
