@@ -748,14 +748,14 @@ def smallest_passing_base(
 
     Men et al.'s lower bound on the base is the smallest ``b`` for which
     ``B(Δ) = Σ_i cos(Δ·b^(-2i/d))`` stays non-negative for every ``Δ`` in ``0 … length``. The
-    set of passing bases is not an interval: below the start of its long run it has narrow
-    islands (at ``d = 128`` and 4 096 tokens, the integer bases 26 953 … 26 973 pass, and the long
-    run of passing bases starts near 28 629), which a grid or a bisection steps over. This
-    function therefore walks up from ``low`` with certified steps: at each failing base, a
-    second-order bound on ``B`` in ``ln b`` gives a distance over which some ``B(Δ)`` provably
-    stays negative, and the walk jumps exactly that far (at least ``min_step`` in ``ln b``).
-    Every base it skips fails, so the first passing base it reaches is the smallest one, except
-    for islands narrower than a relative ``min_step``.
+    set of passing bases is not an interval: it has narrow islands (at ``d = 128`` and 4 096
+    tokens, the integer bases 26 953 … 26 973 pass, the next passing run starts near 28 629, and
+    passing and failing runs alternate up to about 5.9e4), which a grid or a bisection steps
+    over. This function therefore walks up from ``low`` with certified steps: at each failing
+    base, a second-order bound on ``B`` in ``ln b`` gives a distance over which some ``B(Δ)``
+    provably stays negative, and the walk jumps exactly that far (at least ``min_step`` in
+    ``ln b``). Every base it skips fails, so the first passing base it reaches is the smallest
+    one, except for islands narrower than a relative ``min_step``.
 
     Parameters
     ----------
