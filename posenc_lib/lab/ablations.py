@@ -24,6 +24,10 @@ longest; each record holds its wall time and the load average).
   them), on both tasks;
 * ``*_no_bos_seed1``: RoPE and T5 without BOS on a second seed, so that the BOS comparison of
   these schemes rests on the same two seeds on both sides.
+* ``budget_{scheme}_copy_{1x,3x}_seed{s}``: the budget sweep of the copy task with BOS for
+  NoPE, RoPE, ALiBi and T5: seeds 3 and 4 at the grid's 1 500 steps (seeds 0-2 are the grid's
+  own runs) and seeds 0-4 at 4 500 steps. Which orderings beyond ``L`` survive five seeds and
+  three times the training?
 * ``nope_*_no_bos_deeper_seed*``: NoPE without BOS and one more layer (copy: 4 instead of 3;
   Markov: 3 instead of 2), seeds 0 and 1. The first token is one way to mark the start; is a
   layer that finds the start itself another?
@@ -62,6 +66,9 @@ class Ablation:
     extra_methods: tuple[str, ...] = ()
 
 
+# The schemes of the budget sweep: no positions, RoPE, ALiBi and T5's bucketed bias.
+BUDGET_SCHEMES = ("none", "rope", "alibi", "t5")
+
 ABLATIONS = (
     Ablation("nope_markov_no_bos_3x", "markov", "none", 0, "no_bos", {"steps": 4500}),
     Ablation("nope_markov_bos_3x", "markov", "none", 0, "bos", {"steps": 4500}),
@@ -87,6 +94,14 @@ ABLATIONS = (
     *(Ablation(f"nope_{task}_no_bos_deeper_seed{seed}", task, "none", seed, "no_bos",
                {f"{task}_layers": layers})
       for task, layers in (("copy", 4), ("markov", 3)) for seed in (0, 1)),
+    # The budget sweep of the copy task with BOS: the four contenders on two more seeds at the
+    # grid's budget (its seeds 0-2 are the grid's own runs) and on all five seeds at three times
+    # the steps. Which orderings beyond L survive more seeds and more steps?
+    *(Ablation(f"budget_{scheme}_copy_1x_seed{seed}", "copy", scheme, seed, "bos")
+      for seed in (3, 4) for scheme in BUDGET_SCHEMES),
+    *(Ablation(f"budget_{scheme}_copy_3x_seed{seed}", "copy", scheme, seed, "bos",
+               {"steps": 4500})
+      for seed in range(5) for scheme in BUDGET_SCHEMES),
 )
 
 
