@@ -18,8 +18,10 @@ Printed per variant: table builds per step over the whole loop and over a second
 
 Then a **model-shaped decode step** (``--layers`` 32, ``--model-steps`` 512): Hugging Face builds
 cos/sin once per step and every layer applies them, so a step is one build + ``layers`` applies;
-``RotaryEmbedding`` is called once per layer. Printed: the fastest and the median time of a step,
-as ratios to Hugging Face's, and the build and one apply timed alone.
+``RotaryEmbedding`` is called once per layer, or (chapter 6's pattern) read once per step with
+``cos_sin_at`` and applied in every layer with the plain formula ``q·cos + rotate_half(q)·sin``
+(transformers' ``rotate_half``). Printed: the fastest and the median time of a step, as ratios to
+Hugging Face's, and the build and one apply timed alone.
 
 Last, **host synchronisations per call** on every forward path (``posenc_lib.host_sync``: the
 operators that read a device value back to Python, and blocking copies between the host and a
@@ -225,6 +227,7 @@ def decode_model(heads: int, dim: int, steps: int, layers: int, config: object) 
         LlamaRotaryEmbedding,
         apply_rotary_pos_emb,
     )
+    from transformers.models.llama.modeling_llama import rotate_half as rotate_half_plain
 
     q, k = torch.randn(2, 1, heads, 1, dim)
     hf_rope = LlamaRotaryEmbedding(config)
@@ -245,10 +248,18 @@ def decode_model(heads: int, dim: int, steps: int, layers: int, config: object) 
         for _ in range(layers):
             ours(q, k, step_ids[t])
 
+    def ours_rows_once(t: int) -> None:
+        # Chapter 6's pattern: the step's rows read once from the shared table (as HF's model
+        # computes cos/sin once), then the plain formula in every layer.
+        cos, sin = ours.cos_sin_at(step_ids[t][0])  # (1, dim) rows
+        for _ in range(layers):
+            _ = (q * cos + rotate_half_plain(q) * sin, k * cos + rotate_half_plain(k) * sin)
+
     variants: dict[str, Callable[[int], object]] = {
         f"HF: 1 LlamaRotaryEmbedding + {layers} apply_rotary_pos_emb": hf_step,
         f"RotaryEmbedding, offset=t, {layers} calls": ours_offset,
         f"RotaryEmbedding, positions (1, 1), reserved, {layers} calls": ours_ids,
+        f"cos_sin_at once + {layers} x (q·cos + rotate_half(q)·sin)": ours_rows_once,
         "HF LlamaRotaryEmbedding alone (the build)": lambda t: hf_rope(q, step_ids[t]),
         "HF apply_rotary_pos_emb alone (one layer)": lambda t: apply_rotary_pos_emb(
             q, k, *hf_tables[t]

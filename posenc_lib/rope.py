@@ -105,11 +105,17 @@ def rope_inv_freq(dim: int, base: float = 10000.0) -> torch.Tensor:
     torch.Tensor
         Shape ``(dim // 2,)``, float64, radians per position.
     """
-    dim = check_dim(dim)
-    base = check_base(base)
-    return torch.tensor(base, dtype=torch.float64) ** (
-        -torch.arange(0, dim, 2, dtype=torch.float64) / dim
-    )
+    return _inv_freq_on(check_dim(dim), check_base(base), None)
+
+
+def _inv_freq_on(dim: int, base: float, device: torch.device | None) -> torch.Tensor:
+    """:func:`rope_inv_freq` built directly on ``device`` (validated ``dim`` and ``base``).
+
+    Every value is made on ``device`` (``None``: torch's default device) from Python numbers, so
+    nothing is copied from the host: on an accelerator it launches kernels and waits for none.
+    """
+    exponents = torch.arange(0, dim, 2, dtype=torch.float64, device=device) / dim
+    return torch.pow(base, -exponents)
 
 
 def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor:
@@ -306,17 +312,23 @@ def _resolve(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Validate a functional call; return ``(x, angles)`` with float64 angles ``(seq, d/2)``.
 
-    No host synchronisation: shapes and dtypes are checked always, values (finite positions, a
-    finite spectrum, angles that do not overflow) only for CPU tensors.
+    Shapes and dtypes are checked always, values (finite positions, a finite spectrum, angles
+    that do not overflow) only for CPU tensors, so no device value is read back. The default
+    spectrum and positions are built on ``x``'s device (on a device without float64, MPS, on the
+    CPU). The only copies between host and device are those of arguments the caller left
+    elsewhere (``positions`` or ``inv_freq`` on the CPU with ``x`` on an accelerator: one blocking
+    copy each, at every call) and, on MPS, the float64 work: positions on the device go to the
+    CPU and the angles come back, at every call.
     """
     x, seq, dim = check_rope_input(x)
     base = resolve_base(base, inv_freq)
+    where = _float64_home(x.device)
     if inv_freq is None:
-        inv_freq = rope_inv_freq(dim, base)
+        inv_freq = _inv_freq_on(dim, base, where)
     else:
         inv_freq = _spectrum(inv_freq, dim)
     if positions is None:
-        positions = torch.arange(seq, dtype=torch.float64)
+        positions = torch.arange(seq, dtype=torch.float64, device=where)
     else:
         positions = _positions_tensor(positions, seq)
     angles = _angles_on(positions, inv_freq, x.device)

@@ -85,8 +85,43 @@ def test_the_functions_read_no_device_value(convention: str) -> None:
     assert count_host_reads(lambda: APPLY[convention](Q, pos)) == {}
     assert count_host_reads(lambda: APPLY[convention](Q, pos.double(), inv_freq=theta)) == {}
     assert count_host_reads(lambda: apply_rope_partial(Q, 8, pos, convention=convention)) == {}
-    meta = Q.to("meta")
-    assert APPLY[convention](meta, pos.to("meta")).shape == Q.shape
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_the_functions_copy_nothing_to_a_device(convention: str) -> None:
+    """On ``meta`` (a stand-in for an accelerator) a copy from the host is counted: with every
+    input on the device, default positions and the default or a given spectrum copy nothing.
+    Catches the spectrum or ``arange(seq)`` built on the CPU and moved at every call."""
+    q, pos = Q.to("meta"), torch.tensor([3, 4, 5]).to("meta")
+    theta = rope_module.rope_inv_freq(16, 500000.0).to("meta")
+    partial_theta = rope_module.rope_inv_freq(8).to("meta")
+    calls = {
+        "default positions": lambda: APPLY[convention](q),
+        "positions": lambda: APPLY[convention](q, pos),
+        "base": lambda: APPLY[convention](q, pos, base=500000.0),
+        "inv_freq": lambda: APPLY[convention](q, pos.double(), inv_freq=theta),
+        "partial": lambda: apply_rope_partial(q, 8, convention=convention),
+        "partial inv_freq": lambda: apply_rope_partial(
+            q, 8, pos, convention=convention, inv_freq=partial_theta
+        ),
+    }
+    for name, call in calls.items():
+        assert call().shape == Q.shape, name
+        assert count_host_reads(call) == {}, name
+    # What is still counted: positions the caller left on the host (the test can fail).
+    copied = count_host_reads(lambda: APPLY[convention](q, torch.tensor([3, 4, 5])))
+    assert copied == {"aten::_to_copy (host to device)": 1}
+
+
+def test_the_spectrum_built_on_a_device_is_the_host_one() -> None:
+    for dim in (2, 16, 128):
+        for base in (2.5, 10000.0, 500000.0):
+            on_device = rope_module._inv_freq_on(dim, base, torch.device("cpu"))
+            reference = torch.tensor(base, dtype=torch.float64) ** (
+                -torch.arange(0, dim, 2, dtype=torch.float64) / dim
+            )
+            assert torch.equal(on_device, reference)
+            assert torch.equal(rope_module.rope_inv_freq(dim, base), reference)
 
 
 def test_cpu_values_are_still_checked_with_clear_errors() -> None:
