@@ -313,3 +313,18 @@ def test_query_scale_is_a_per_query_temperature() -> None:
             model(tokens, query_scale=bad)
     with pytest.raises(ValueError, match="query_scale"):
         evaluate_full(model, TINY, task, 8, query_scale=torch.ones(3))
+
+
+@pytest.mark.parametrize("variant", ["random_first", "bos"])
+def test_one_runs_every_offered_variant(variant: str, capsys: pytest.CaptureFixture) -> None:
+    """``lab one --variant random_first`` printed its run, then crashed looking for a committed
+    run of a variant the grid does not have; every variant ``--help`` offers must finish."""
+    from posenc_lib.lab.__main__ import main
+
+    tiny = ["train_length=8", "eval_multiples=1,2", "batch=2", "d_model=16", "n_heads=2",
+            "copy_layers=1", "d_ff=16", "copy_vocab=12", "eval_batch=2", "val_batch=2",
+            "probe_batch=4", "seeds=0"]
+    main(["one", "--task", "copy", "--scheme", "none", "--variant", variant, "--steps", "2",
+          *(arg for setting in tiny for arg in ("--set", setting))])
+    out = capsys.readouterr().out
+    assert f'"variant": "{variant}"' in out and "committed run" not in out

@@ -27,7 +27,7 @@ from .model import ALL_SCHEMES
 from .results import DATA_DIR, load_results, runs, summarise
 from .run import run_one
 from .tasks import TASKS
-from .train import ALL_VARIANTS, LabSettings
+from .train import ALL_VARIANTS, VARIANTS, LabSettings
 
 # Runs start equal to float rounding across CPUs (3.6e-7 seen on another machine), not bit for
 # bit, and training can amplify the difference: the tolerance is a report, not a guarantee.
@@ -130,8 +130,10 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps({k: record[k] for k in ("variant", "task", "scheme", "seed", "metrics",
                                                  "exact", "fitted", "probe_r2", "wall_time_s")}
                          | {"overrides": overrides}, indent=1))
+        # Only the grid's variants have committed runs; random_first lives in the ablations.
         same = [r for r in runs(load_results(), variant=args.variant, task=args.task,
-                                scheme=args.scheme) if r["seed"] == args.seed]
+                                scheme=args.scheme) if r["seed"] == args.seed
+                ] if args.variant in VARIANTS else []
         if same and args.steps is None and not overrides:
             keys = ("metrics", "exact", "train_loss", "curve", "probe_r2")
             gap = max(largest_difference(record[k], same[0][k]) for k in keys)
