@@ -6,5 +6,6 @@
 * :mod:`~posenc_lib.lab.run`: the whole grid in worker processes (``make lab``);
 * :mod:`~posenc_lib.lab.results`: reading the committed results;
 * :mod:`~posenc_lib.lab.nope`: the hand-built NoPE layer that reads position from the mask;
-* :mod:`~posenc_lib.lab.probe`: linear probes of position.
+* :mod:`~posenc_lib.lab.probe`: linear probes of position;
+* :mod:`~posenc_lib.lab.head_scale`: per-head query scales trained on a frozen model (HeadScale).
 """

@@ -31,6 +31,9 @@ longest; each record holds its wall time and the load average).
 * ``nope_*_no_bos_deeper_seed*``: NoPE without BOS and one more layer (copy: 4 instead of 3;
   Markov: 3 instead of 2), seeds 0 and 1. The first token is one way to mark the start; is a
   layer that finds the start itself another?
+* ``nope_*_no_bos_wide_seed*``: NoPE without BOS at twice the width (``d_model`` 128,
+  ``d_ff`` 256; same layers and steps), seeds 0 and 1. Does width, like depth, do the token's
+  job?
 """
 
 from __future__ import annotations
@@ -102,6 +105,11 @@ ABLATIONS = (
     *(Ablation(f"budget_{scheme}_copy_3x_seed{seed}", "copy", scheme, seed, "bos",
                {"steps": 4500})
       for seed in range(5) for scheme in BUDGET_SCHEMES),
+    # Width instead of BOS: NoPE without BOS at twice the width (d_model and d_ff doubled, the
+    # same layers and steps), two seeds. Does the token stand in for capacity of any kind?
+    *(Ablation(f"nope_{task}_no_bos_wide_seed{seed}", task, "none", seed, "no_bos",
+               {"d_model": 128, "d_ff": 256})
+      for task in ("copy", "markov") for seed in (0, 1)),
 )
 
 

@@ -13,7 +13,9 @@
 * :func:`nope_counter_figure`: the hand-built NoPE layer's ``1/m`` and the positions it
   recovers, with and without the causal mask;
 * :func:`readout_figure`: the trained NoPE model's position readout beside the hand-built map
-  and the true position.
+  and the true position;
+* :func:`bos_lead_figure`: the BOS lead ``c`` of each first-layer head against the keys seen,
+  inside and beyond the training range, beside each head's in-range median.
 
 The builders take the dictionaries of :mod:`posenc_lib.lab.results`; they compute nothing that
 the lab does not own.
@@ -34,6 +36,7 @@ from ._style import COLORWAY, MUTED, SEQUENTIAL, _buttons, _slider, _style
 
 __all__ = [
     "SCHEME_LABELS",
+    "bos_lead_figure",
     "budget_curves",
     "lab_attention_maps",
     "lab_curves",
@@ -614,4 +617,56 @@ def readout_figure(positions: np.ndarray, trained: np.ndarray, hand_built: np.nd
     fig.update_xaxes(title={"text": "position m"})
     fig.update_yaxes(title={"text": "position read back"})
     return _style(fig, "The trained position code saturates beyond L, as the hand-built map does",
+                  height=420)
+
+
+def bos_lead_figure(keys: np.ndarray, lead: np.ndarray, in_range: np.ndarray, *,
+                    train_keys: int) -> go.Figure:
+    """Each first-layer head's BOS lead ``c`` against the keys seen, on a log axis.
+
+    Parameters
+    ----------
+    keys : np.ndarray, shape (n,)
+        Key counts ``m`` (increasing, at least 2), e.g. ``2 … 8L + 1``.
+    lead : np.ndarray, shape (heads, n)
+        The lead ``c = w (m - 1)/(1 - w)`` of each head at each of ``keys``
+        (:func:`posenc_lib.lab.results.bos_lead`).
+    in_range : np.ndarray, shape (heads,)
+        Each head's median lead over the trained key counts, drawn as a dashed level.
+    train_keys : int
+        The largest key count seen in training (``L + 1`` with BOS), a dotted vertical line.
+
+    Returns
+    -------
+    go.Figure
+        Per head, in head order: the lead (solid) and its in-range median (dashed).
+    """
+    x = np.asarray(keys, dtype=float)
+    if x.ndim != 1 or x.size < 2 or x.min() < 2 or np.any(np.diff(x) <= 0):
+        raise ValueError("keys must be a 1-D increasing array of key counts >= 2, "
+                         f"got shape {x.shape}")
+    c = np.asarray(lead, dtype=float)
+    if c.ndim != 2 or c.shape[1] != x.size:
+        raise ValueError(f"lead must have shape (heads, {x.size}), got {c.shape}")
+    level = np.asarray(in_range, dtype=float)
+    if level.shape != (c.shape[0],):
+        raise ValueError(f"in_range must have shape ({c.shape[0]},), got {level.shape}")
+    if not (np.isfinite(c).all() and np.isfinite(level).all()):
+        raise ValueError("lead and in_range must be finite")
+    train_keys = _int(train_keys, "train_keys", 2)
+    fig = go.Figure()
+    for head, (row, median) in enumerate(zip(c, level, strict=True)):
+        colour = COLORWAY[head % len(COLORWAY)]
+        fig.add_trace(go.Scatter(
+            x=x.tolist(), y=row.round(4).tolist(), mode="lines", name=f"head {head}",
+            legendgroup=str(head), line={"color": colour, "width": 2},
+            hovertemplate=f"head {head}<br>m = %{{x:.0f}} keys: c = %{{y:.3f}}<extra></extra>"))
+        fig.add_trace(go.Scatter(
+            x=[x[0], x[-1]], y=[round(float(median), 4)] * 2, mode="lines",
+            name=f"head {head}, in-range median", legendgroup=str(head), showlegend=False,
+            line={"color": colour, "width": 1, "dash": "dash"}, hoverinfo="skip"))
+    fig.add_vline(x=train_keys, line={"color": MUTED, "width": 1, "dash": "dot"})
+    fig.update_xaxes(title={"text": "keys seen, m (log scale)"}, type="log")
+    fig.update_yaxes(title={"text": "BOS lead c"}, rangemode="tozero")
+    return _style(fig, "The first layer's code holds its constant beyond the trained lengths",
                   height=420)
