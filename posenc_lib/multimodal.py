@@ -53,6 +53,7 @@ __all__ = [
     "apply_mrope",
     "apply_rope_2d",
     "axial_rope_frequencies",
+    "hf_rope_index_ids",
     "mrope_angles",
     "mrope_axis_map",
     "mrope_axis_string",
@@ -918,7 +919,9 @@ def mrope_position_ids(
     resume : {"max", "grid"}
         Where the segment after an image or video starts: the largest id so far plus one
         (transformers ≤ 5.2, the release code) or ``p + max(h, w) / m``
-        (transformers ≥ 5.3).
+        (transformers ≥ 5.3). The default is the release rule, not the installed library's:
+        to compare with ``get_rope_index`` of transformers 5.3 or later on a video, pass
+        ``resume="grid"``; for images and single frames the two rules agree.
     seconds_cast : {"float32", "int", "float32_seconds_first"}
         How a temporal patch's time offset is computed (the six-element video form only):
         ``"float32"``, ``(arange(t) · (tokens_per_second · seconds)).long()`` in float32
@@ -976,13 +979,15 @@ def multimodal_layout_ids(
         images and integer time spacing).
     ``"spatial_reset"``
         The spatial reset of Huang et al.'s MRoPE-I code (``JJJYmmm/Multimodal-RoPEs``,
-        ``pos_design/mrope_i.py``): ``(p + s·k, y, x)``, the spatial ids start from 0 in every
-        grid; the next segment starts at ``p + max(s·k, y, x) + 1``, where M-RoPE's would.
+        ``multimodal_ropes/pos_design/mrope_i.py``): ``(p + s·k, y, x)``, the spatial ids start
+        from 0 in every grid; the next segment starts at ``p + max(s·k, y, x) + 1``, where
+        M-RoPE's would.
     ``"videorope"``
-        VideoRoPE's diagonal layout (Wei et al.; as in ``pos_design/videorope.py`` of the same
-        repository): ``t = p + s·k``, ``h = t + y − ⌊(h/m − 1)/2⌋``, ``w = t + x − ⌊(w/m − 1)/2⌋``,
-        so the grid's centre token has equal ids on all three axes; the next segment starts one
-        past the largest *time* id, ``p + s·(t − 1) + 1``.
+        VideoRoPE's diagonal layout (Wei et al.; as in
+        ``multimodal_ropes/pos_design/videorope.py`` of the same repository): ``t = p + s·k``,
+        ``h = t + y − ⌊(h/m − 1)/2⌋``, ``w = t + x − ⌊(w/m − 1)/2⌋``, so the grid's centre
+        token has equal ids on all three axes; the next segment starts one past the largest
+        *time* id, ``p + s·(t − 1) + 1``.
 
     ``s`` is ``temporal_stride`` (VideoRoPE's adjustable temporal spacing; 1 in M-RoPE).
     Real prompts also wrap each grid in ``<vision_start>`` / ``<vision_end>`` tokens; here they
@@ -1035,6 +1040,57 @@ def multimodal_layout_ids(
         parts.append(ids.reshape(3, -1))
         p = nxt
     return torch.cat(parts, dim=1)
+
+
+def hf_rope_index_ids(
+    model: object,
+    segments: Sequence[tuple[object, ...]],
+    *,
+    spatial_merge_size: int = 2,
+    **kwargs: object,
+) -> tuple[torch.Tensor, int]:
+    """Run a real Qwen-VL model's ``get_rope_index`` on a sequence given as segments.
+
+    Builds the ``mm_token_type_ids`` (0 text, 1 image, 2 video) and the ``image_grid_thw`` /
+    ``video_grid_thw`` that ``get_rope_index`` reads from the same segment list
+    :func:`mrope_position_ids` takes, and calls it on a batch of one. The token ids themselves are
+    zeros: ``get_rope_index`` in transformers 5.25 reads only the types and the grids. Use it to
+    compare the library's ids with a model's, as the chapters and ``tests/test_multimodal.py`` do.
+
+    Parameters
+    ----------
+    model : object
+        A model with a transformers-5 ``get_rope_index(input_ids, mm_token_type_ids,
+        image_grid_thw, video_grid_thw, **kwargs)`` method (``Qwen2VLModel``,
+        ``Qwen2_5_VLModel``, …); it is not imported here.
+    segments : sequence of tuple
+        As for :func:`mrope_position_ids`: ``("text", n)``, ``("image", t, h, w)``,
+        ``("video", t, h, w)``, with the grid in patches. A video's time-spacing elements are
+        ignored here; pass ``second_per_grid_ts=`` through ``kwargs`` instead.
+    spatial_merge_size : int
+        ``m``: a grid ``(t, h, w)`` takes ``t·(h/m)·(w/m)`` tokens (2 in the Qwen-VL models).
+    **kwargs
+        Passed on to ``get_rope_index`` (e.g. ``second_per_grid_ts``).
+
+    Returns
+    -------
+    tuple
+        ``position_ids`` of shape ``(3, seq)`` and ``rope_deltas`` as an int.
+    """
+    merge = check_positive_int(spatial_merge_size, "spatial_merge_size")
+    get_rope_index = getattr(model, "get_rope_index", None)
+    if not callable(get_rope_index):
+        raise TypeError(f"model must have a get_rope_index method, got {type(model).__name__}")
+    parsed = _parse(segments, merge)
+    types: list[int] = []
+    for kind, a, h, w, _ in parsed:
+        count = a if kind == "text" else a * (h // merge) * (w // merge)
+        types += [{"text": 0, "image": 1, "video": 2}[kind]] * count
+    grids = [torch.tensor([[a, h, w] for k, a, h, w, _ in parsed if k == kind])
+             if any(k == kind for k, *_ in parsed) else None for kind in ("image", "video")]
+    ids, delta = get_rope_index(torch.zeros(1, len(types), dtype=torch.long),
+                                torch.tensor([types]), *grids, **kwargs)
+    return ids[:, 0], int(delta.reshape(-1)[0])
 
 
 def mrope_position_ids_batch(

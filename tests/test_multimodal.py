@@ -20,6 +20,7 @@ from posenc_lib.multimodal import (
     apply_mrope,
     apply_rope_2d,
     axial_rope_frequencies,
+    hf_rope_index_ids,
     mrope_axis_map,
     mrope_axis_string,
     mrope_cos_sin,
@@ -429,6 +430,44 @@ def test_position_ids_equal_qwen2_vl_get_rope_index(segments: list[tuple]) -> No
         torch.tensor(videos) if videos else None)
     ours, our_delta = mrope_position_ids(segments, resume="grid")
     assert torch.equal(ours, hf[:, 0]) and our_delta == int(delta)
+
+
+@pytest.mark.parametrize("segments", SEQUENCES, ids=range(len(SEQUENCES)))
+def test_hf_rope_index_ids_is_get_rope_index_on_the_segments(segments: list[tuple]) -> None:
+    # The helper builds the token types and grids itself; here they are built by _tokens and
+    # the grid lists above, and the real get_rope_index is called directly.
+    model = _model("qwen2_vl")
+    input_ids, types = _tokens(segments)
+    images = [s[1:4] for s in segments if s[0] == "image"] or None
+    videos = [s[1:4] for s in segments if s[0] == "video"] or None
+    hf, delta = model.get_rope_index(
+        input_ids, types, torch.tensor(images) if images else None,
+        torch.tensor(videos) if videos else None)
+    ids, ours_delta = hf_rope_index_ids(model, segments)
+    assert ids.shape == (3, types.shape[1]) and torch.equal(ids, hf[:, 0])
+    assert ours_delta == int(delta)
+
+
+def test_hf_rope_index_ids_passes_the_video_seconds_on() -> None:
+    model = _model("qwen2_5_vl")  # tokens_per_second 2
+    segments = [("text", 2), ("video", 3, 4, 4), ("text", 2)]
+    slow, _ = hf_rope_index_ids(model, segments, second_per_grid_ts=torch.tensor([2.0]))
+    fast, _ = hf_rope_index_ids(model, segments, second_per_grid_ts=torch.tensor([0.5]))
+    assert slow[0, 2:14:4].tolist() == [2, 6, 10]  # δ_t = 2 · 2 s = 4
+    assert fast[0, 2:14:4].tolist() == [2, 3, 4]  # δ_t = 2 · 0.5 s = 1
+    ours, _ = mrope_position_ids([("text", 2), ("video", 3, 4, 4, 4.0), ("text", 2)],
+                                 resume="grid")
+    assert torch.equal(slow, ours)
+
+
+def test_hf_rope_index_ids_refuses_bad_inputs() -> None:
+    with pytest.raises(TypeError, match="get_rope_index"):
+        hf_rope_index_ids(object(), [("text", 2)])
+    model = _model("qwen2_vl")
+    with pytest.raises(ValueError):
+        hf_rope_index_ids(model, [("audio", 2)])
+    with pytest.raises((TypeError, ValueError), match="spatial_merge_size"):
+        hf_rope_index_ids(model, [("text", 2)], spatial_merge_size=0)
 
 
 def test_position_ids_equal_qwen2_5_vl_with_video_time_spacing() -> None:
