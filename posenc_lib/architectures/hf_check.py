@@ -636,8 +636,8 @@ def min_check_length(plan: Any, config: Any, floor: int = 12) -> int:
     """
     if not isinstance(floor, int) or isinstance(floor, bool) or floor < 2:
         raise ValueError(f"floor must be an int >= 2, got {floor!r}")
-    reach = [value for e in plan for value in (getattr(e, "window", None), getattr(e, "chunk", None))
-             if isinstance(value, int) and not isinstance(value, bool)]
+    spans = [getattr(e, key, None) for e in plan for key in ("window", "chunk")]
+    reach = [value for value in spans if isinstance(value, int) and not isinstance(value, bool)]
     for key in ("sliding_window", "attention_chunk_size"):
         value = _get(config, key)
         if isinstance(value, int) and not isinstance(value, bool):
