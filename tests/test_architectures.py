@@ -2106,3 +2106,50 @@ def test_cli_hub_id_offline_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> No
         with pytest.raises(ValueError, match="not loadable from the Hub") as error:
             load_config("no-such-org/no-model")
         assert ("HF_HUB_OFFLINE=1" in str(error.value)) == hinted, (value, str(error.value))
+
+
+def test_census_sees_a_real_size_window_by_default() -> None:
+    """plan_problems runs long enough to see the config's window: a plan that drops a 40-key
+    window fails by default (mutation caught: the old fixed length of 12, where the two masks
+    are the same), and passes unseen at an explicit 12."""
+    config, model = tiny_model_for("gpt_oss", sliding_window=40)
+    plan = position_plan(config)
+    assert {e.window for e in plan} == {40, None}
+    assert hf_check.min_check_length(plan, config) == 42
+    assert hf_check.plan_problems(plan, config, model) == []
+    no_window = [dataclasses.replace(e, window=None) for e in plan]
+    assert hf_check.min_check_length(no_window, config) == 42  # the config's window still counts
+    assert any("mask" in p for p in hf_check.plan_problems(no_window, config, model))
+    assert hf_check.plan_problems(no_window, config, model, seq=12) == []
+    with pytest.raises(ValueError, match="seq"):
+        hf_check.plan_problems(plan, config, model, seq=1)
+    with pytest.raises(ValueError, match="floor"):
+        hf_check.min_check_length(plan, config, floor=0)
+
+
+def test_a_window_switched_off_is_noted() -> None:
+    """Qwen2's sliding_window with use_sliding_window false plans no window, and the plan says
+    the file's window is not applied (mutation caught: a silent drop); switched on, no note."""
+    qwen = {"model_type": "qwen2", "num_hidden_layers": 4, "hidden_size": 64,
+            "num_attention_heads": 4, "sliding_window": 4096, "use_sliding_window": False,
+            "max_window_layers": 0, "max_position_embeddings": 32768}
+    plan = position_plan(qwen)
+    assert all(e.window is None for e in plan)
+    assert ("sliding_window = 4 096 in the file is not applied: Qwen2Config sets the window to "
+            "None (use_sliding_window is false)") in plan.notes
+    on = position_plan({**qwen, "use_sliding_window": True})
+    assert {e.window for e in on} == {4096}
+    assert not any("not applied" in n for n in on.notes)
+
+
+def test_a_string_window_pattern_is_refused_by_name() -> None:
+    """EXAONE 4's docstring allows sliding_window_pattern "LLLG", but transformers 5.25's class
+    computes `(i + 1) % pattern`: the error names the key and the value instead of relaying
+    the TypeError (mutation caught: "unsupported operand type(s)")."""
+    exaone = {"model_type": "exaone4", "num_hidden_layers": 4, "hidden_size": 64,
+              "num_attention_heads": 4, "head_dim": 16, "sliding_window": 8,
+              "sliding_window_pattern": "LLLG"}
+    with pytest.raises(ValueError, match="string sliding_window_pattern 'LLLG'"):
+        position_plan(exaone)
+    assert [e.window for e in position_plan({**exaone, "sliding_window_pattern": 4})] == [
+        8, 8, 8, None]

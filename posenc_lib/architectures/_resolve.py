@@ -270,6 +270,13 @@ def resolve(config: object) -> Resolved:
         try:
             hf = transformers.AutoConfig.for_model(model_type, **kwargs)
         except Exception as err:
+            pattern = kwargs.get("sliding_window_pattern")
+            if isinstance(err, TypeError) and isinstance(pattern, str):
+                raise ValueError(
+                    f"transformers {transformers.__version__} cannot build a {model_type!r} "
+                    f"config with the string sliding_window_pattern {pattern!r} (its class "
+                    "computes layer_types with `%`, which needs an int); write layer_types, "
+                    "or the pattern's period as an int") from None
             first = _error_line(err)
             raise ValueError(f"transformers cannot build a {model_type!r} config from this "
                              f"dict: {first}") from None
@@ -453,6 +460,12 @@ def provenance_notes(raw: Mapping[str, Any], cfg: Mapping[str, Any], owner: str)
             notes.append(f"head size {derived} = hidden_size {cfg['hidden_size']} / "
                          f"num_attention_heads {cfg['num_attention_heads']}, with "
                          f"{' and '.join(unwritten)} from {owner} (not in the file)")
+    written = raw.get("sliding_window")
+    if (isinstance(written, int) and not isinstance(written, bool)
+            and cfg.get("sliding_window") is None):
+        why = " (use_sliding_window is false)" if raw.get("use_sliding_window") is False else ""
+        notes.append(f"sliding_window = {_fmt(written)} in the file is not applied: {owner} "
+                     f"sets the window to None{why}")
     types = cfg.get("layer_types")
     if (isinstance(types, list) and len(set(types)) > 1 and not raw.get("layer_types")
             and raw.get("sliding_window_pattern") is None):

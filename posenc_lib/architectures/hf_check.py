@@ -32,6 +32,7 @@ __all__ = [
     "census_types",
     "check_type",
     "layer_qk",
+    "min_check_length",
     "plan_problems",
     "rotary_tables",
     "shift_error",
@@ -555,7 +556,7 @@ def _capturing_model(config: Any) -> Any:
     return model.eval()
 
 
-def plan_problems(plan: Any, config: Any, model: Any | None = None, *, seq: int = 12,
+def plan_problems(plan: Any, config: Any, model: Any | None = None, *, seq: int | None = None,
                   offset: int = 5, tol: float = 2e-3) -> list[str]:
     """Where a plan disagrees with the model's layers; empty when it is right.
 
@@ -572,12 +573,22 @@ def plan_problems(plan: Any, config: Any, model: Any | None = None, *, seq: int 
         to see a check fail).
     config, model
         A tiny transformers config and its model (from :func:`tiny_model`).
+    seq : int, optional
+        Tokens per run. A mask check sees a window or chunk of ``W`` keys only if ``seq ≥ W + 2``
+        (a key ``W`` or more positions back must exist); a shorter run cannot tell a window of
+        ``W`` from none. By default, :func:`min_check_length` of the plan and the config (at
+        least 12), so a wrong window in either is seen; a smaller ``seq`` given explicitly is
+        the caller's choice (the census runs at 12, where its tiny models' windows of 8 fit).
 
     Returns
     -------
     list of str
         One line per disagreement.
     """
+    if seq is None:
+        seq = min_check_length(plan, config)
+    elif not isinstance(seq, int) or isinstance(seq, bool) or seq < 2:
+        raise ValueError(f"seq must be an int >= 2, got {seq!r}")
     model = _capturing_model(config) if model is None else model
     hooks = [m.register_forward_pre_hook(_record_embeddings, with_kwargs=True)
              for m in model.modules() if hasattr(m, "layer_idx") and type(m).__name__.endswith(
@@ -604,6 +615,34 @@ def plan_problems(plan: Any, config: Any, model: Any | None = None, *, seq: int 
                                          tol, shift_only=True, deinterleaved=weights_paired)
                      if p not in problems]
     return problems
+
+
+def min_check_length(plan: Any, config: Any, floor: int = 12) -> int:
+    """Tokens a run needs for its masks to show every window and chunk of a plan and a config.
+
+    Parameters
+    ----------
+    plan : list of LayerPosition
+        Its ``window`` and ``chunk`` values are read.
+    config : transformers config
+        Its ``sliding_window`` and ``attention_chunk_size`` are read, where set to an int.
+    floor : int
+        The least length returned.
+
+    Returns
+    -------
+    int
+        ``max(floor, W + 2)`` for the largest window or chunk ``W`` in either.
+    """
+    if not isinstance(floor, int) or isinstance(floor, bool) or floor < 2:
+        raise ValueError(f"floor must be an int >= 2, got {floor!r}")
+    spans = [getattr(e, key, None) for e in plan for key in ("window", "chunk")]
+    reach = [value for value in spans if isinstance(value, int) and not isinstance(value, bool)]
+    for key in ("sliding_window", "attention_chunk_size"):
+        value = _get(config, key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            reach.append(value)
+    return max([floor] + [value + 2 for value in reach])
 
 
 def _query_scale_offset(plan: Any, config: Any) -> int | None:

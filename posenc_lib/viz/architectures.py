@@ -112,7 +112,7 @@ def layer_map_figure(
 def frequency_selection_figure(
     head_dim: int = 512, base: float = 1e6, proportion: float = 0.25, context: int = 131072
 ) -> go.Figure:
-    """Partial (GPT-NeoX) against proportional (Gemma 4) RoPE: the frequencies of the turning pairs.
+    """Partial (GPT-NeoX) against proportional (p-RoPE) RoPE: the frequencies of the turning pairs.
 
     Both rotate ``k = int(proportion·head_dim/2)`` pairs. Proportional keeps the full head's
     ``θ_j = base^(−2j/head_dim)``, ``j < k`` (the fast end); NeoX partial spreads
@@ -147,7 +147,7 @@ def frequency_selection_figure(
     j = np.arange(pairs)
     one_turn = 2 * math.pi / context
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=j, y=prop, mode="markers", name="proportional (Gemma 4)",
+    fig.add_trace(go.Scatter(x=j, y=prop, mode="markers", name="proportional (p-RoPE)",
                              marker={"color": COLORWAY[5], "size": 6}))
     fig.add_trace(go.Scatter(x=j, y=partial, mode="markers", name="NeoX partial",
                              marker={"color": COLORWAY[0], "size": 6, "symbol": "diamond"}))
