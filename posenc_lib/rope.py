@@ -678,7 +678,7 @@ class RotaryEmbedding(nn.Module):
       ``meta``) have their rows computed directly at every call, as Hugging Face does (here in
       float64, Hugging Face in float32), because finding their largest value would read the
       device: reserve there. Integer positions on the CPU are checked against the table on the
-      host (their largest value, a memory read) before a gather on any device.
+      host (their largest value, a memory read) before a gather on another device.
     * floating-point ``positions`` (e.g. interpolated ``m / s``): always computed directly.
 
     Negative integer positions are refused (``ValueError``) whether or not a table is reserved
@@ -1000,12 +1000,13 @@ class RotaryEmbedding(nn.Module):
             not positions.is_floating_point()
             and positions.device.type == "cpu"
             and positions.numel() > 0
+            and (needed == 0 or device.type != "cpu")  # a CPU gather checks its own index
         ):
             # Integer positions on the host: their largest value is a memory read (no
             # synchronisation). Without a reserved table the table grows to cover it, as on the
             # offset path, instead of computing rows afresh at every call; with one, it is checked
-            # against the table here, whatever the target device (a CUDA gather past the end
-            # would raise a device-side assert instead of this ValueError).
+            # against the table here before a gather on another device (a CUDA gather past the
+            # end would raise a device-side assert instead of this ValueError).
             host_max = int(positions.detach().numpy().max())
             if needed == 0:
                 needed = host_max + 1
