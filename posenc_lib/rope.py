@@ -661,9 +661,12 @@ class RotaryEmbedding(nn.Module):
 
     * ``offset`` (a Python int, Meta's ``start_pos``): slices rows ``offset … offset+seq-1``. The
       needed length is known on the host, so the table grows when a call needs more rows, to
-      ``min(max(needed, 2·capacity, 16), max_rows)`` with ``max_rows = MAX_ELEMENTS // dim``:
+      ``min(max(next_pow2(needed), 2·capacity, 16, reserved), max_rows)`` with
+      ``max_rows = MAX_ELEMENTS // dim`` (``2**27 // dim``: 1 048 576 rows at ``dim = 128``):
       decoding ``N > 16`` tokens one at a time from an empty module builds it
-      ``1 + ⌈log2(N / 16)⌉`` times (9 for ``N = 4096``). Rows beyond
+      ``1 + ⌈log2(N / 16)⌉`` times (9 for ``N = 4096``), and a prefill of ``L`` tokens leaves
+      ``next_pow2(L)`` rows. One call at a large offset builds every row up to it (time and
+      memory linear in the offset): reserve the context length at start-up. Rows beyond
       ``max_rows`` are computed directly for that call, never refused. ``offset`` may also be a
       0-d integer tensor (a position counter kept on the device): it is then
       ``positions = offset + arange(seq)``, below.
@@ -674,7 +677,8 @@ class RotaryEmbedding(nn.Module):
       a memory read, no synchronisation), and gather from it; positions on an accelerator (or
       ``meta``) have their rows computed directly at every call, as Hugging Face does (here in
       float64, Hugging Face in float32), because finding their largest value would read the
-      device: reserve there.
+      device: reserve there. Integer positions on the CPU are checked against the table on the
+      host (their largest value, a memory read) before a gather on another device.
     * floating-point ``positions`` (e.g. interpolated ``m / s``): always computed directly.
 
     Negative integer positions are refused (``ValueError``) whether or not a table is reserved
@@ -745,7 +749,8 @@ class RotaryEmbedding(nn.Module):
       ``inv_freq`` is recomputed (from ``base``, or from the CPU copy of a custom spectrum).
 
     ``(batch, seq)`` positions with ``q`` or ``k`` of batch 1 broadcast: the outputs then have
-    batch ``batch``, not 1. Float16/bfloat16 positions are refused (``TypeError``): they hold
+    batch ``batch``, not 1. ``q`` and ``k`` may differ in rank (each gets rows with as many head
+    dimensions as it has). Float16/bfloat16 positions are refused (``TypeError``): they hold
     integers exactly only up to 2048 and 256.
     """
 
@@ -896,9 +901,14 @@ class RotaryEmbedding(nn.Module):
         return cos.to(device=device, dtype=dtype), sin.to(device=device, dtype=dtype)
 
     def _table(
-        self, needed: int, device: torch.device, dtype: torch.dtype
+        self, needed: int, device: torch.device, dtype: torch.dtype, *, round_up: bool = True
     ) -> tuple[torch.Tensor, ...]:
-        """The table for ``(device, dtype)`` with at least ``needed`` rows (``<= max_rows``)."""
+        """The table for ``(device, dtype)`` with at least ``needed`` rows (``<= max_rows``).
+
+        A table grown on demand (``round_up``) gets ``needed`` rounded up to a power of two, so a
+        prefill of ``L`` tokens leaves room for the decode steps after it; :meth:`reserve` builds
+        exactly the length asked for.
+        """
         freqs = self.inv_freq
         seen = (freqs._version, freqs.data_ptr())  # host metadata: no value is read
         if self._spectrum_seen != seen:
@@ -909,7 +919,8 @@ class RotaryEmbedding(nn.Module):
         have = 0 if table is None else table[0].shape[0]
         if table is None or have < needed:
             # Grow geometrically, never past what the size limit allows.
-            capacity = min(max(needed, 2 * have, self._MIN_CAPACITY, self.reserved), self.max_rows)
+            wanted = 1 << (needed - 1).bit_length() if round_up and needed > 1 else needed
+            capacity = min(max(wanted, 2 * have, self._MIN_CAPACITY, self.reserved), self.max_rows)
             positions = torch.arange(capacity, dtype=torch.float64, device=_float64_home(key[0]))
             table = self._build(positions, key[0], dtype)
             self._tables[key] = table
@@ -954,7 +965,7 @@ class RotaryEmbedding(nn.Module):
         self._reserve_rows(length, "length")
         where = self._device if checked is None else checked
         if length > 0 and not self._grad_path():
-            self._table(length, where, self._work_dtype_for(dtype))
+            self._table(length, where, self._work_dtype_for(dtype), round_up=False)
 
     def _grad_path(self) -> bool:
         return self.inv_freq.requires_grad and torch.is_grad_enabled()
@@ -984,18 +995,23 @@ class RotaryEmbedding(nn.Module):
         the head dimensions of ``q``).
         """
         needed = self.reserved
+        host_max: int | None = None
         if (
-            needed == 0
-            and not positions.is_floating_point()
+            not positions.is_floating_point()
             and positions.device.type == "cpu"
             and positions.numel() > 0
+            and (needed == 0 or device.type != "cpu")  # a CPU gather checks its own index
         ):
-            # No reserved table, integer positions on the host: their largest value is a memory
-            # read (no synchronisation), so the table grows as on the offset path instead of
-            # computing rows afresh at every call.
-            needed = int(positions.detach().numpy().max()) + 1
-            if needed > self.max_rows:
-                needed = 0  # beyond the size limit: computed directly, never refused
+            # Integer positions on the host: their largest value is a memory read (no
+            # synchronisation). Without a reserved table the table grows to cover it, as on the
+            # offset path, instead of computing rows afresh at every call; with one, it is checked
+            # against the table here before a gather on another device (a CUDA gather past the
+            # end would raise a device-side assert instead of this ValueError).
+            host_max = int(positions.detach().numpy().max())
+            if needed == 0:
+                needed = host_max + 1
+                if needed > self.max_rows:
+                    needed = 0  # beyond the size limit: computed directly, never refused
         positions = positions.to(device)
         if positions.is_floating_point() or needed == 0 or self._grad_path():
             # (On MPS, which has no float64, the positions go to the CPU: one blocking copy.)
@@ -1005,17 +1021,20 @@ class RotaryEmbedding(nn.Module):
                 return rows
             return tuple(t.unflatten(0, (t.shape[0], *lead)) for t in rows)
         table = self._table(needed, device, dtype)
+        beyond = ValueError(
+            f"integer positions must lie in [0, {table[0].shape[0]}) (the reserved table): "
+            "reserve(length) a longer table, or pass float positions to compute their rows "
+            "directly"
+        )
+        if host_max is not None and host_max >= table[0].shape[0]:
+            raise beyond
         index = positions if positions.ndim == 1 else positions.reshape(-1)
         if index.dtype not in (torch.int64, torch.int32):
             index = index.to(torch.long)
         try:
             rows = tuple(t.index_select(0, index) for t in table)
         except IndexError:  # the CPU checks the index; CUDA raises a device-side assert instead
-            raise ValueError(
-                f"integer positions must lie in [0, {self.reserved}) (the reserved table): "
-                "reserve(length) a longer table, or pass float positions to compute their rows "
-                "directly"
-            ) from None
+            raise beyond from None
         if positions.ndim == 1:
             return rows
         batch, seq = positions.shape  # (batch·seq, ·) -> (batch, *lead, seq, ·)
@@ -1026,8 +1045,15 @@ class RotaryEmbedding(nn.Module):
         seq_len: int,
         device: torch.device | str | None = None,
         dtype: torch.dtype = torch.float32,
+        *,
+        offset: int = 0,
     ) -> tuple[torch.Tensor, ...]:
-        """The tables for positions ``0 … seq_len-1``, as the forward pass uses them.
+        """The tables for positions ``offset … offset+seq_len-1``, as the forward pass uses them.
+
+        Like ``forward(..., offset=offset)``, this slices the table (grown on demand, on any
+        device: the length needed is known on the host), so a decode loop that fetches its rows
+        here builds a table on an accelerator too, where :meth:`cos_sin_at` with unreserved
+        positions on the device computes them afresh at every call.
 
         Parameters
         ----------
@@ -1038,6 +1064,8 @@ class RotaryEmbedding(nn.Module):
         dtype : torch.dtype
             Floating dtype the real conventions' tables are built in (``"complex"`` gives
             complex128 for float64 and complex64 otherwise).
+        offset : int
+            First position (>= 0), a Python int (Meta's ``start_pos``).
 
         Returns
         -------
@@ -1048,12 +1076,13 @@ class RotaryEmbedding(nn.Module):
             does not touch the layer's table.
         """
         seq_len = check_length(seq_len, "seq_len")
+        offset = check_length(offset, "offset")
         check_size(("seq_len", seq_len), ("dim", self.dim), what="the (seq_len, dim) tables")
         checked = check_device(device)
         dtype = check_dtype(dtype)
         where = self._device if checked is None else checked
         with torch.no_grad():
-            rows = self._slice(0, seq_len, where, self._work_dtype_for(dtype))
+            rows = self._slice(offset, seq_len, where, self._work_dtype_for(dtype))
         return self._laid_out(rows)
 
     def cos_sin_at(
@@ -1257,6 +1286,18 @@ class RotaryEmbedding(nn.Module):
             if offset != 0:
                 raise ValueError("give either positions or offset, not both")
             positions = self._check_positions(positions, q, k, seq)
-            # (batch, seq) positions: rows (batch, 1, …, 1, seq, ·) against q's head dimensions
-            tables = self._gather(positions, q.device, work, (1,) * (q.ndim - 3))
+            tables = self._gather(positions, q.device, work)
+            if positions.ndim == 2:
+                # (batch, seq, ·) rows -> (batch, 1, …, 1, seq, ·), with as many ones as each
+                # tensor has head dimensions: q and k may differ in rank (e.g. k without a head
+                # dimension), and rows shaped for q's rank would broadcast k's batch wrongly.
+                return self._rotate(q, self._with_heads(tables, q)), self._rotate(
+                    k, self._with_heads(tables, k)
+                )
         return self._rotate(q, tables), self._rotate(k, tables)
+
+    @staticmethod
+    def _with_heads(tables: tuple[torch.Tensor, ...], x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """``(batch, seq, ·)`` rows viewed as ``(batch, 1, …, 1, seq, ·)`` for ``x``'s rank."""
+        ones = (1,) * (x.ndim - 3)
+        return tuple(t.view(t.shape[0], *ones, *t.shape[1:]) for t in tables)

@@ -188,6 +188,61 @@ def test_batched_positions_with_one_query_row_broadcast() -> None:
     torch.testing.assert_close(out[1], apply_rope_half(Q[0], ids[1]), atol=1e-6, rtol=0)
 
 
+@pytest.mark.parametrize("reserved", [0, 32])
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_batched_positions_with_q_and_k_of_different_ranks(reserved: int, convention: str) -> None:
+    # Mutation caught (the old code): rows shaped for q's rank, (2, 1, 3, ·), broadcast against a
+    # k of shape (2, 3, 16) as (1, 2, 3, 16): k_rot came out (2, 2, 3, 16), k[j] turned at row
+    # i's positions, with no error.
+    layer = RotaryEmbedding(16, convention=convention, max_positions=reserved)
+    ids = torch.tensor([[3, 4, 5], [9, 10, 11]])
+    q = Q.double()  # (2, 4, 3, 16): heads
+    k = Q[:, 0].double() * 2  # (2, 3, 16): no head dimension
+    q_rot, k_rot = layer(q, k, ids)
+    assert q_rot.shape == q.shape and k_rot.shape == k.shape
+    for row in range(2):
+        exact_k = APPLY[convention](k[row], ids[row])
+        torch.testing.assert_close(k_rot[row], exact_k, atol=1e-12, rtol=0)
+        exact_q = APPLY[convention](q[row], ids[row])
+        torch.testing.assert_close(q_rot[row], exact_q, atol=1e-12, rtol=0)
+
+
+def test_cpu_positions_beyond_the_table_are_refused_before_a_device_gather() -> None:
+    # A gather past the table's end on CUDA raises a device-side assert that poisons the context;
+    # CPU positions are checked on the host first (meta stands for the device, where index_select
+    # checks nothing: the old code returned rows there).
+    layer = RotaryEmbedding(16, max_positions=64).to("meta")
+    q = Q.to("meta")
+    layer(q, q, torch.tensor([61, 62, 63]))  # inside the table: fine
+    with pytest.raises(ValueError, match=r"must lie in \[0, 64\)"):
+        layer(q, q, torch.tensor([62, 63, 64]))
+    with pytest.raises(ValueError, match=r"must lie in \[0, 64\)"):
+        layer(q, q, torch.tensor([[0, 1, 2], [98, 99, 100]]))
+    assert count_host_reads(lambda: layer(q, q, torch.tensor([1, 2, 3]))) == {
+        "aten::_to_copy (host to device)": 1
+    }  # the check itself reads host memory only
+
+
+def test_cos_sin_with_an_offset_slices_one_table_on_a_device() -> None:
+    # Mutation caught: rows fetched for explicit positions on the device (cos_sin_at), which are
+    # computed afresh at every call when nothing is reserved: 10 builds, capacity 0.
+    layer = RotaryEmbedding(16).to("meta")
+    for step in range(10):
+        cos, sin = layer.cos_sin(1, "meta", offset=step)
+        assert cos.shape == sin.shape == (1, 16) and cos.device.type == "meta"
+    assert layer.table_builds == 1 and layer.capacity("meta") == 16
+    cpu = RotaryEmbedding(16)
+    cos, sin = cpu.cos_sin(3, dtype=torch.float64, offset=40)
+    exact_cos, exact_sin = rope_module.rope_cos_sin(
+        torch.arange(40, 43), rope_module.rope_inv_freq(16), torch.float64
+    )
+    torch.testing.assert_close(cos, exact_cos, atol=1e-15, rtol=0)
+    torch.testing.assert_close(sin, exact_sin, atol=1e-15, rtol=0)
+    assert cpu.capacity(dtype=torch.float64) == 64  # 43 rows rounded up to a power of two
+    with pytest.raises(ValueError, match="offset"):
+        cpu.cos_sin(3, offset=-1)
+
+
 # --- one table for every layer, growth capped by the size limit --------------------------------
 
 
@@ -215,10 +270,13 @@ def test_growth_is_capped_at_the_size_limit_and_beyond_it_rows_are_computed(
     layer = RotaryEmbedding(16)
     assert layer.max_rows == 256
     x = torch.randn(1, 1, 16, dtype=torch.float64)
-    layer(x, x, offset=150)  # 151 rows needed: a table of 151 rows
-    assert layer.capacity("cpu", torch.float64) == 151
-    layer(x, x, offset=151)  # doubling would ask 302 rows; capped at the 256 the limit allows
+    layer(x, x, offset=100)  # 101 rows needed: rounded up to a table of 128 rows
+    assert layer.capacity("cpu", torch.float64) == 128
+    layer(x, x, offset=150)  # doubling asks 256 rows, which the limit allows
     assert layer.capacity("cpu", torch.float64) == 256
+    capped = RotaryEmbedding(16)
+    capped(x, x, offset=200)  # 201 rows rounded up to 256: the limit, exactly
+    assert capped.capacity("cpu", torch.float64) == 256
     builds = layer.table_builds
     for m in (255, 256, 10_000):  # beyond the table: computed directly, never refused
         out, _ = layer(x, x, offset=m)
