@@ -382,8 +382,10 @@ def alibi_bias_authors(
     bfloat16 or float16 (as BLOOM does), the large values ``μ_h·j`` far from key 0 lose their low
     bits and neighbouring keys get equal biases: the attention changes (the appendix *Porting and
     running ALiBi*, section *Numerics*). That is faithful to BLOOM. A shared row that is zero at
-    the last key (MPT's) spares the last queries instead of the first: at 112 heads and 2 048
-    tokens both move some weight by more than 0.1 at about 92 % of the queries. Only the per-query
+    the last key (MPT's) spares the last queries instead of the first. Measured at 112 heads
+    (BLOOM's slopes) and 2 048 tokens, for content-free queries, each row moves some weight by more
+    than 0.1 at about 92 % of the queries (the share depends on the head count and the length, and
+    the heads hit are the steep ones). Only the per-query
     bias ``−μ_h·(m − n)`` of
     :func:`alibi_bias`, zero at every query's own key, keeps it small for every query.
 
