@@ -581,6 +581,20 @@ def test_id_band_figure_draws_one_bar_per_band_and_the_flat_reference() -> None:
     assert {t.type for t in fig.data} == {"scatter"}
 
 
+def test_id_band_figure_draws_each_compared_mix_as_a_step_before_the_reference() -> None:
+    from posenc_lib.viz.serving import id_band_figure
+
+    shares, other = [0.5, 0.3, 0.2], [0.4, 0.35, 0.25]
+    fig = id_band_figure(shares, 100, uniform=1 / 3, label="cut", compare={"whole": other},
+                         uniform_label="one text")
+    bars, step, reference = fig.data[:3], fig.data[3], fig.data[4]
+    assert [max(bar.y) for bar in bars] == shares and bars[0].name == "cut"
+    assert step.name == "whole" and step.fill is None
+    assert list(step.x) == [0, 100, 100, 200, 200, 300]
+    assert list(step.y) == [0.4, 0.4, 0.35, 0.35, 0.25, 0.25]
+    assert reference.name == "one text" and fig.layout.meta["compare"] == {"whole": other}
+
+
 @pytest.mark.parametrize(
     ("args", "kwargs", "error", "name"),
     [
@@ -589,6 +603,9 @@ def test_id_band_figure_draws_one_bar_per_band_and_the_flat_reference() -> None:
         (("ab", 512), {}, TypeError, "shares"),
         (([0.5], 0), {}, ValueError, "band_width"),
         (([0.5], 512), {"uniform": float("nan")}, ValueError, "uniform"),
+        (([0.5], 512), {"compare": {"whole": [0.5, 0.5]}}, ValueError, "compare"),
+        (([0.5], 512), {"compare": {"whole": [-0.5]}}, ValueError, "compare"),
+        (([0.5], 512), {"compare": [[0.5]]}, TypeError, "compare"),
     ],
 )
 def test_id_band_figure_rejects_bad_input_naming_it(

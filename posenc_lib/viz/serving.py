@@ -326,7 +326,9 @@ def _values(values: object, name: str, *, length: int | None = None,
 
 
 def id_band_figure(
-    shares: Sequence[float], band_width: int, *, uniform: float | None = None, title: str = ""
+    shares: Sequence[float], band_width: int, *, uniform: float | None = None, title: str = "",
+    label: str = "packed rows", compare: dict[str, Sequence[float]] | None = None,
+    uniform_label: str = "unpacked rows (every band equal)",
 ) -> go.Figure:
     """The share of training tokens per band of position ids, as bars, against a flat reference.
 
@@ -342,30 +344,49 @@ def id_band_figure(
         every band holds ``1/B``). Default: none.
     title : str
         Figure title (default: a description of the axes).
+    label : str
+        Legend name of the bars (default ``"packed rows"``).
+    compare : dict, optional
+        ``{name: (B,) shares}``: other mixes drawn as step outlines over the same bands, in the
+        given order (each ``>= 0``, as many entries as ``shares``). Default: none.
+    uniform_label : str
+        Legend name of the reference line.
 
     Returns
     -------
     plotly.graph_objects.Figure
         One filled scatter rectangle per band (``x`` the band's id range, ``y`` from 0 to its share,
-        in ``meta["shares"]``), then the reference line if ``uniform`` is given.
+        in ``meta["shares"]``), then one step outline per ``compare`` entry (``y`` the shares of
+        each band at its two ends), then the reference line if ``uniform`` is given.
     """
     values = _values(shares, "shares")
     band_width = _int(band_width, "band_width", 1)
     if uniform is not None:
         uniform = _values([uniform], "uniform")[0]
+    if compare is not None and not isinstance(compare, dict):
+        raise TypeError(f"compare must be a dict of name -> shares, got {type(compare).__name__}")
+    others = {str(name): _values(other, f"compare[{name!r}]", length=len(values))
+              for name, other in (compare or {}).items()}
     fig = go.Figure()
     for i, share in enumerate(values):
         lo, hi = i * band_width, (i + 1) * band_width
         fig.add_trace(go.Scatter(
             x=[lo, lo, hi, hi, lo], y=[0.0, share, share, 0.0, 0.0], mode="lines",
             fill="toself", fillcolor=COLORWAY[0], line={"color": PAPER, "width": 1},
-            name="packed rows", legendgroup="packed", showlegend=i == 0,
-            hovertemplate=f"ids {lo}–{hi - 1}: {share:.1%} of the tokens<extra></extra>",
+            name=label, legendgroup="bars", showlegend=i == 0,
+            hovertemplate=f"{label}, ids {lo}–{hi - 1}: {share:.1%} of the tokens<extra></extra>",
+        ))
+    for k, (name, other) in enumerate(others.items()):
+        xs = [x for i in range(len(other)) for x in (i * band_width, (i + 1) * band_width)]
+        fig.add_trace(go.Scatter(
+            x=xs, y=[v for v in other for _ in (0, 1)], mode="lines", name=name,
+            line={"color": COLORWAY[(2 + k) % len(COLORWAY)], "width": 3},
+            hovertemplate=f"{name}: %{{y:.1%}} of the tokens<extra></extra>",
         ))
     if uniform is not None:
         end = len(values) * band_width
         fig.add_trace(go.Scatter(
-            x=[0, end], y=[uniform, uniform], mode="lines", name="unpacked rows (every band equal)",
+            x=[0, end], y=[uniform, uniform], mode="lines", name=uniform_label,
             line={"color": COLORWAY[5], "width": 2, "dash": "dash"},
             hovertemplate=f"unpacked rows: {uniform:.1%} per band<extra></extra>",
         ))
@@ -373,7 +394,8 @@ def id_band_figure(
                      range=[0, len(values) * band_width])
     fig.update_yaxes(title_text="share of training tokens", tickformat=".0%", rangemode="tozero")
     fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 120},
-                      meta={"shares": values, "band_width": band_width, "uniform": uniform})
+                      meta={"shares": values, "band_width": band_width, "uniform": uniform,
+                            "compare": others})
     return _style(fig, title or "Which position ids a model trains on", height=420)
 
 
