@@ -654,3 +654,44 @@ def test_depth_error_figure_draws_the_errors_on_a_log_axis() -> None:
         depth_error_figure([1, 2], {"a": [0.1]})
     with pytest.raises(TypeError, match="errors"):
         depth_error_figure([1, 2], {})
+
+
+def test_numberings_figure_colours_what_differs_from_the_text_index_and_steps_cases() -> None:
+    from posenc_lib.viz.serving import NUMBERING_ROWS, numberings_figure
+
+    cases = {
+        "padded": {"text index": [None, 0, 1], "cache slot": [0, 1, 2],
+                   "position id": torch.tensor([0, 0, 1]), "caption": "one pad"},
+        "plain": {"text index": [0, 1], "cache slot": [None, None], "position id": [0, 1]},
+    }
+    fig = numberings_figure(cases)
+    (heat,) = fig.data
+    assert heat.type == "heatmap" and list(heat.y) == list(NUMBERING_ROWS)
+    assert [list(row) for row in heat.z] == [[None, 0.0, 0.0], [1.0, 1.0, 1.0], [1.0, 0.0, 0.0]]
+    assert [list(row) for row in heat.text] == [["–", "0", "1"], ["0", "1", "2"], ["0", "0", "1"]]
+    steps = fig.layout.sliders[0].steps
+    assert [step.label for step in steps] == ["padded", "plain"]
+    assert steps[1].args[0]["z"][0] == [[0.0, 0.0], [None, None], [0.0, 0.0]]
+    assert "one pad" in fig.layout.title.text
+
+
+@pytest.mark.parametrize(
+    ("scenarios", "error", "name"),
+    [
+        ({}, TypeError, "scenarios"),
+        ({"a": [0]}, TypeError, "scenarios"),
+        ({"a": {"text index": [0], "cache slot": [0]}}, TypeError, "position id"),
+        ({"a": {"text index": [0], "cache slot": [0], "position id": [0, 1]}}, ValueError,
+         "same length"),
+        ({"a": {"text index": [0], "cache slot": [-1], "position id": [0]}}, ValueError,
+         "cache slot"),
+        ({"a": {"text index": [0.5], "cache slot": [0], "position id": [0]}}, TypeError,
+         "text index"),
+    ],
+)
+def test_numberings_figure_rejects_bad_input_naming_it(scenarios: dict, error: type,
+                                                       name: str) -> None:
+    from posenc_lib.viz.serving import numberings_figure
+
+    with pytest.raises(error, match=name):
+        numberings_figure(scenarios)

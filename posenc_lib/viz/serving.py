@@ -22,11 +22,13 @@ from ._checks import _int
 from ._style import COLORWAY, MUTED, PAPER, _slider, _style
 
 __all__ = [
+    "NUMBERING_ROWS",
     "STREAMING_SINKS",
     "STREAMING_WINDOWS",
     "depth_error_figure",
     "id_band_figure",
     "kshift_drift_figure",
+    "numberings_figure",
     "position_drift_figure",
     "serving_masks_figure",
     "streaming_cache_figure",
@@ -502,3 +504,91 @@ def depth_error_figure(
     fig.update_yaxes(title_text="max |logit difference| (log)", type="log", exponentformat="power")
     fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 140})
     return _style(fig, title or "An edited cache against the reference pass, by depth", height=440)
+
+
+#: The rows of :func:`numberings_figure`, top to bottom.
+NUMBERING_ROWS: tuple[str, ...] = ("text index", "cache slot", "position id")
+
+
+def numberings_figure(scenarios: dict[str, dict[str, Any]], *, title: str = "") -> go.Figure:
+    """The three numbers a token can carry, per scenario, with a slider over the scenarios.
+
+    A heatmap with three rows, ``NUMBERING_ROWS``: the token's index in the text (``None`` for a
+    pad), the cache slot it is stored in (``None`` when nothing is cached) and the position id
+    the encoding sees. Each cell shows its number; cache slots and position ids that differ from
+    the text index are coloured, so the picture shows where the three numberings part.
+
+    Parameters
+    ----------
+    scenarios : dict
+        ``{label: {"text index": seq, "cache slot": seq, "position id": seq, "caption": str}}``,
+        one slider step each, in order. The three sequences of a scenario have the same length
+        (1 … 32 entries, one per token of the row or cache, left to right); entries are integers
+        ``>= 0`` or ``None``.
+    title : str
+        Figure title (default: a description of the rows).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One heatmap (``z`` 0 where a number equals the text index, 1 where it differs, ``None``
+        where it is missing; ``text`` the numbers, "–" where missing) and one slider whose steps
+        restyle it; ``meta["scenarios"]`` holds the validated input.
+    """
+    if not isinstance(scenarios, dict) or not scenarios:
+        raise TypeError(f"scenarios must be a non-empty dict of label -> numberings, got "
+                        f"{type(scenarios).__name__}")
+    clean: dict[str, dict[str, Any]] = {}
+    for label, scenario in scenarios.items():
+        if not isinstance(scenario, dict):
+            raise TypeError(f"scenarios[{label!r}] must be a dict, got {type(scenario).__name__}")
+        rows = {}
+        for row in NUMBERING_ROWS:
+            values = scenario.get(row)
+            if isinstance(values, torch.Tensor):
+                values = values.tolist()
+            if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+                raise TypeError(f"scenarios[{label!r}][{row!r}] must be a sequence of integers "
+                                f"or None, got {values!r}")
+            rows[row] = [None if v is None else _int(v, f"scenarios[{label!r}][{row!r}][i]", 0)
+                         for v in values]
+        lengths = {len(v) for v in rows.values()}
+        if len(lengths) != 1 or not 1 <= next(iter(lengths)) <= 32:
+            raise ValueError(f"scenarios[{label!r}] must give its three rows the same length, "
+                             f"1 … 32 entries; got {[len(v) for v in rows.values()]}")
+        caption = scenario.get("caption", "")
+        if not isinstance(caption, str):
+            raise TypeError(f"scenarios[{label!r}]['caption'] must be a string")
+        clean[str(label)] = {**rows, "caption": caption}
+
+    def state(rows: dict[str, Any]) -> dict[str, Any]:
+        index = rows["text index"]
+        n = len(index)
+        z, text = [], []
+        for row in NUMBERING_ROWS:
+            values = rows[row]
+            z.append([None if v is None else (0.0 if row == "text index" or v == index[k] else 1.0)
+                      for k, v in enumerate(values)])
+            text.append(["–" if v is None else str(v) for v in values])
+        return {"z": z, "text": text, "x": list(range(n))}
+
+    labels = list(clean)
+    first = clean[labels[0]]
+    fig = go.Figure(go.Heatmap(
+        **state(first), y=list(NUMBERING_ROWS), zmin=0, zmax=1,
+        colorscale=[[0, _CLEAR], [1, COLORWAY[1]]], showscale=False, xgap=2, ygap=2,
+        texttemplate="%{text}", textfont={"size": 14},
+        hovertemplate="entry %{x}, %{y}: %{text}<extra></extra>",
+    ))
+    fig.update_xaxes(title="entry of the row or cache, left to right", dtick=1)
+    fig.update_yaxes(autorange="reversed")
+    head = title or "Three numberings: the text index, the cache slot, the position id"
+    steps = [
+        {"label": label, "method": "update",
+         "args": [{k: [v] for k, v in state(clean[label]).items()},
+                  {"title.text": f"{head}<br><sup>{clean[label]['caption']}</sup>"}]}
+        for label in labels
+    ]
+    fig.update_layout(sliders=[_slider(steps, 0, "scenario: ", y=-0.25, pad_t=30)],
+                      margin={"t": 90, "b": 130}, meta={"scenarios": clean})
+    return _style(fig, f"{head}<br><sup>{first['caption']}</sup>", height=380)
