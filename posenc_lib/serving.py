@@ -589,7 +589,7 @@ def tree_attention_mask(
     parents: Sequence[int] | torch.Tensor,
     prefix_length: int,
     *,
-    dtype: torch.dtype | None = None,
+    dtype: torch.dtype,
 ) -> torch.Tensor:
     """The tree mask of a draft tree: each draft token sees the prefix, its ancestors and itself.
 
@@ -602,9 +602,12 @@ def tree_attention_mask(
         Shape ``(n,)``, as in ``tree_position_ids``.
     prefix_length : int
         Number of cached tokens (>= 0); every draft token may attend to all of them.
-    dtype : torch.dtype, optional
-        ``None`` for a bool mask (``True`` = attend); a floating dtype for an additive one (``0``
-        or ``torch.finfo(dtype).min``), which eager and SDPA attention both read as a mask.
+    dtype : torch.dtype
+        ``torch.bool`` for a bool mask (``True`` = attend; SDPA reads it as a mask, eager adds it
+        to the scores), or a floating dtype for an additive one (``0`` or
+        ``torch.finfo(dtype).min``), which eager and SDPA attention both read as a mask. No
+        default, as in ``packed_causal_mask``: the bool form is silently wrong on eager, so the
+        caller names the form.
 
     Returns
     -------
@@ -612,10 +615,10 @@ def tree_attention_mask(
         Shape ``(n, prefix_length + n)``: rows are the draft tokens, columns the cached keys then
         the draft keys.
     """
-    if dtype is not None and (not isinstance(dtype, torch.dtype) or not dtype.is_floating_point):
+    if not isinstance(dtype, torch.dtype) or not (dtype == torch.bool or dtype.is_floating_point):
         raise TypeError(
-            f"dtype must be None (a bool mask) or a floating torch.dtype (an additive mask), "
-            f"got {_describe(dtype)}"
+            f"dtype must be torch.bool (a bool mask, read by SDPA) or a floating torch.dtype (an "
+            f"additive mask, read by eager and SDPA), got {_describe(dtype)}"
         )
     values = _parents(parents)
     prefix_length = check_int(prefix_length, "prefix_length", minimum=0)
@@ -627,7 +630,7 @@ def tree_attention_mask(
         if p >= 0:
             allowed[i, prefix_length:] = allowed[p, prefix_length:]
         allowed[i, prefix_length + i] = True
-    if dtype is None:
+    if dtype == torch.bool:
         return allowed
     return torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
 

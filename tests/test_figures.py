@@ -581,6 +581,20 @@ def test_id_band_figure_draws_one_bar_per_band_and_the_flat_reference() -> None:
     assert {t.type for t in fig.data} == {"scatter"}
 
 
+def test_id_band_figure_draws_each_compared_mix_as_a_step_before_the_reference() -> None:
+    from posenc_lib.viz.serving import id_band_figure
+
+    shares, other = [0.5, 0.3, 0.2], [0.4, 0.35, 0.25]
+    fig = id_band_figure(shares, 100, uniform=1 / 3, label="cut", compare={"whole": other},
+                         uniform_label="one text")
+    bars, step, reference = fig.data[:3], fig.data[3], fig.data[4]
+    assert [max(bar.y) for bar in bars] == shares and bars[0].name == "cut"
+    assert step.name == "whole" and step.fill is None
+    assert list(step.x) == [0, 100, 100, 200, 200, 300]
+    assert list(step.y) == [0.4, 0.4, 0.35, 0.35, 0.25, 0.25]
+    assert reference.name == "one text" and fig.layout.meta["compare"] == {"whole": other}
+
+
 @pytest.mark.parametrize(
     ("args", "kwargs", "error", "name"),
     [
@@ -589,6 +603,9 @@ def test_id_band_figure_draws_one_bar_per_band_and_the_flat_reference() -> None:
         (("ab", 512), {}, TypeError, "shares"),
         (([0.5], 0), {}, ValueError, "band_width"),
         (([0.5], 512), {"uniform": float("nan")}, ValueError, "uniform"),
+        (([0.5], 512), {"compare": {"whole": [0.5, 0.5]}}, ValueError, "compare"),
+        (([0.5], 512), {"compare": {"whole": [-0.5]}}, ValueError, "compare"),
+        (([0.5], 512), {"compare": [[0.5]]}, TypeError, "compare"),
     ],
 )
 def test_id_band_figure_rejects_bad_input_naming_it(
@@ -637,3 +654,44 @@ def test_depth_error_figure_draws_the_errors_on_a_log_axis() -> None:
         depth_error_figure([1, 2], {"a": [0.1]})
     with pytest.raises(TypeError, match="errors"):
         depth_error_figure([1, 2], {})
+
+
+def test_numberings_figure_colours_what_differs_from_the_text_index_and_steps_cases() -> None:
+    from posenc_lib.viz.serving import NUMBERING_ROWS, numberings_figure
+
+    cases = {
+        "padded": {"text index": [None, 0, 1], "cache slot": [0, 1, 2],
+                   "position id": torch.tensor([0, 0, 1]), "caption": "one pad"},
+        "plain": {"text index": [0, 1], "cache slot": [None, None], "position id": [0, 1]},
+    }
+    fig = numberings_figure(cases)
+    (heat,) = fig.data
+    assert heat.type == "heatmap" and list(heat.y) == list(NUMBERING_ROWS)
+    assert [list(row) for row in heat.z] == [[None, 0.0, 0.0], [1.0, 1.0, 1.0], [1.0, 0.0, 0.0]]
+    assert [list(row) for row in heat.text] == [["–", "0", "1"], ["0", "1", "2"], ["0", "0", "1"]]
+    steps = fig.layout.sliders[0].steps
+    assert [step.label for step in steps] == ["padded", "plain"]
+    assert steps[1].args[0]["z"][0] == [[0.0, 0.0], [None, None], [0.0, 0.0]]
+    assert "one pad" in fig.layout.title.text
+
+
+@pytest.mark.parametrize(
+    ("scenarios", "error", "name"),
+    [
+        ({}, TypeError, "scenarios"),
+        ({"a": [0]}, TypeError, "scenarios"),
+        ({"a": {"text index": [0], "cache slot": [0]}}, TypeError, "position id"),
+        ({"a": {"text index": [0], "cache slot": [0], "position id": [0, 1]}}, ValueError,
+         "same length"),
+        ({"a": {"text index": [0], "cache slot": [-1], "position id": [0]}}, ValueError,
+         "cache slot"),
+        ({"a": {"text index": [0.5], "cache slot": [0], "position id": [0]}}, TypeError,
+         "text index"),
+    ],
+)
+def test_numberings_figure_rejects_bad_input_naming_it(scenarios: dict, error: type,
+                                                       name: str) -> None:
+    from posenc_lib.viz.serving import numberings_figure
+
+    with pytest.raises(error, match=name):
+        numberings_figure(scenarios)

@@ -920,7 +920,7 @@ def test_a_linear_draft_tree_is_ordinary_positions(n: int, prefix: int) -> None:
     chain = list(range(-1, n - 1))
     assert tree_position_ids(chain, prefix).tolist() == list(range(prefix, prefix + n))
     causal = torch.ones(prefix + n, prefix + n, dtype=torch.bool).tril()[prefix:]
-    assert torch.equal(tree_attention_mask(chain, prefix), causal)
+    assert torch.equal(tree_attention_mask(chain, prefix, dtype=torch.bool), causal)
 
 
 trees = st.integers(1, 8).flatmap(
@@ -943,7 +943,8 @@ def test_each_root_to_leaf_path_scores_as_a_linear_draft(parents: list[int], pre
     q, k, v = torch.randn(3, prefix + n, d, dtype=torch.float64, generator=gen).unbind(0)
     tree_ids = tree_position_ids(parents, prefix)
     positions = torch.cat((torch.arange(prefix), tree_ids))
-    tree_out = _rope_attention(q[prefix:], k, v, positions, tree_attention_mask(parents, prefix))
+    tree_out = _rope_attention(q[prefix:], k, v, positions,
+                              tree_attention_mask(parents, prefix, dtype=torch.bool))
     for leaf in set(range(n)) - set(parents):
         path = [leaf]
         while parents[path[-1]] >= 0:
@@ -958,7 +959,7 @@ def test_each_root_to_leaf_path_scores_as_a_linear_draft(parents: list[int], pre
 def test_tree_mask_forms_and_rejections() -> None:
     parents = [-1, -1, 0, 1, 2]
     assert tree_position_ids(parents, 6).tolist() == [6, 6, 7, 7, 8]
-    allowed = tree_attention_mask(parents, 2)
+    allowed = tree_attention_mask(parents, 2, dtype=torch.bool)
     assert allowed.shape == (5, 7)
     assert allowed[4].tolist() == [True, True, True, False, True, False, True]
     additive = tree_attention_mask(parents, 2, dtype=torch.float32)
@@ -966,11 +967,15 @@ def test_tree_mask_forms_and_rejections() -> None:
     with pytest.raises(ValueError, match=r"parents\[1\]"):
         tree_position_ids([-1, 1], 0)
     with pytest.raises(ValueError, match="at least one"):
-        tree_attention_mask([], 3)
+        tree_attention_mask([], 3, dtype=torch.bool)
     with pytest.raises(ValueError, match="prefix_length"):
         tree_position_ids([-1], -1)
     with pytest.raises(TypeError, match="dtype"):
         tree_attention_mask([-1], 0, dtype=torch.int64)
+    with pytest.raises(TypeError, match="dtype"):
+        tree_attention_mask([-1], 0, dtype=None)
+    with pytest.raises(TypeError, match="dtype"):       # no default: the caller names the form
+        tree_attention_mask([-1], 0)  # type: ignore[call-arg]
 
 
 @given(st.integers(1, 4), st.integers(1, 3))

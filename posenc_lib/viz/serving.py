@@ -22,11 +22,13 @@ from ._checks import _int
 from ._style import COLORWAY, MUTED, PAPER, _slider, _style
 
 __all__ = [
+    "NUMBERING_ROWS",
     "STREAMING_SINKS",
     "STREAMING_WINDOWS",
     "depth_error_figure",
     "id_band_figure",
     "kshift_drift_figure",
+    "numberings_figure",
     "position_drift_figure",
     "serving_masks_figure",
     "streaming_cache_figure",
@@ -326,7 +328,9 @@ def _values(values: object, name: str, *, length: int | None = None,
 
 
 def id_band_figure(
-    shares: Sequence[float], band_width: int, *, uniform: float | None = None, title: str = ""
+    shares: Sequence[float], band_width: int, *, uniform: float | None = None, title: str = "",
+    label: str = "packed rows", compare: dict[str, Sequence[float]] | None = None,
+    uniform_label: str = "unpacked rows (every band equal)",
 ) -> go.Figure:
     """The share of training tokens per band of position ids, as bars, against a flat reference.
 
@@ -342,30 +346,49 @@ def id_band_figure(
         every band holds ``1/B``). Default: none.
     title : str
         Figure title (default: a description of the axes).
+    label : str
+        Legend name of the bars (default ``"packed rows"``).
+    compare : dict, optional
+        ``{name: (B,) shares}``: other mixes drawn as step outlines over the same bands, in the
+        given order (each ``>= 0``, as many entries as ``shares``). Default: none.
+    uniform_label : str
+        Legend name of the reference line.
 
     Returns
     -------
     plotly.graph_objects.Figure
         One filled scatter rectangle per band (``x`` the band's id range, ``y`` from 0 to its share,
-        in ``meta["shares"]``), then the reference line if ``uniform`` is given.
+        in ``meta["shares"]``), then one step outline per ``compare`` entry (``y`` the shares of
+        each band at its two ends), then the reference line if ``uniform`` is given.
     """
     values = _values(shares, "shares")
     band_width = _int(band_width, "band_width", 1)
     if uniform is not None:
         uniform = _values([uniform], "uniform")[0]
+    if compare is not None and not isinstance(compare, dict):
+        raise TypeError(f"compare must be a dict of name -> shares, got {type(compare).__name__}")
+    others = {str(name): _values(other, f"compare[{name!r}]", length=len(values))
+              for name, other in (compare or {}).items()}
     fig = go.Figure()
     for i, share in enumerate(values):
         lo, hi = i * band_width, (i + 1) * band_width
         fig.add_trace(go.Scatter(
             x=[lo, lo, hi, hi, lo], y=[0.0, share, share, 0.0, 0.0], mode="lines",
             fill="toself", fillcolor=COLORWAY[0], line={"color": PAPER, "width": 1},
-            name="packed rows", legendgroup="packed", showlegend=i == 0,
-            hovertemplate=f"ids {lo}–{hi - 1}: {share:.1%} of the tokens<extra></extra>",
+            name=label, legendgroup="bars", showlegend=i == 0,
+            hovertemplate=f"{label}, ids {lo}–{hi - 1}: {share:.1%} of the tokens<extra></extra>",
+        ))
+    for k, (name, other) in enumerate(others.items()):
+        xs = [x for i in range(len(other)) for x in (i * band_width, (i + 1) * band_width)]
+        fig.add_trace(go.Scatter(
+            x=xs, y=[v for v in other for _ in (0, 1)], mode="lines", name=name,
+            line={"color": COLORWAY[(2 + k) % len(COLORWAY)], "width": 3},
+            hovertemplate=f"{name}: %{{y:.1%}} of the tokens<extra></extra>",
         ))
     if uniform is not None:
         end = len(values) * band_width
         fig.add_trace(go.Scatter(
-            x=[0, end], y=[uniform, uniform], mode="lines", name="unpacked rows (every band equal)",
+            x=[0, end], y=[uniform, uniform], mode="lines", name=uniform_label,
             line={"color": COLORWAY[5], "width": 2, "dash": "dash"},
             hovertemplate=f"unpacked rows: {uniform:.1%} per band<extra></extra>",
         ))
@@ -373,7 +396,8 @@ def id_band_figure(
                      range=[0, len(values) * band_width])
     fig.update_yaxes(title_text="share of training tokens", tickformat=".0%", rangemode="tozero")
     fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 120},
-                      meta={"shares": values, "band_width": band_width, "uniform": uniform})
+                      meta={"shares": values, "band_width": band_width, "uniform": uniform,
+                            "compare": others})
     return _style(fig, title or "Which position ids a model trains on", height=420)
 
 
@@ -480,3 +504,91 @@ def depth_error_figure(
     fig.update_yaxes(title_text="max |logit difference| (log)", type="log", exponentformat="power")
     fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"b": 140})
     return _style(fig, title or "An edited cache against the reference pass, by depth", height=440)
+
+
+#: The rows of :func:`numberings_figure`, top to bottom.
+NUMBERING_ROWS: tuple[str, ...] = ("text index", "cache slot", "position id")
+
+
+def numberings_figure(scenarios: dict[str, dict[str, Any]], *, title: str = "") -> go.Figure:
+    """The three numbers a token can carry, per scenario, with a slider over the scenarios.
+
+    A heatmap with three rows, ``NUMBERING_ROWS``: the token's index in the text (``None`` for a
+    pad), the cache slot it is stored in (``None`` when nothing is cached) and the position id
+    the encoding sees. Each cell shows its number; cache slots and position ids that differ from
+    the text index are coloured, so the picture shows where the three numberings part.
+
+    Parameters
+    ----------
+    scenarios : dict
+        ``{label: {"text index": seq, "cache slot": seq, "position id": seq, "caption": str}}``,
+        one slider step each, in order. The three sequences of a scenario have the same length
+        (1 … 32 entries, one per token of the row or cache, left to right); entries are integers
+        ``>= 0`` or ``None``.
+    title : str
+        Figure title (default: a description of the rows).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One heatmap (``z`` 0 where a number equals the text index, 1 where it differs, ``None``
+        where it is missing; ``text`` the numbers, "–" where missing) and one slider whose steps
+        restyle it; ``meta["scenarios"]`` holds the validated input.
+    """
+    if not isinstance(scenarios, dict) or not scenarios:
+        raise TypeError(f"scenarios must be a non-empty dict of label -> numberings, got "
+                        f"{type(scenarios).__name__}")
+    clean: dict[str, dict[str, Any]] = {}
+    for label, scenario in scenarios.items():
+        if not isinstance(scenario, dict):
+            raise TypeError(f"scenarios[{label!r}] must be a dict, got {type(scenario).__name__}")
+        rows = {}
+        for row in NUMBERING_ROWS:
+            values = scenario.get(row)
+            if isinstance(values, torch.Tensor):
+                values = values.tolist()
+            if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+                raise TypeError(f"scenarios[{label!r}][{row!r}] must be a sequence of integers "
+                                f"or None, got {values!r}")
+            rows[row] = [None if v is None else _int(v, f"scenarios[{label!r}][{row!r}][i]", 0)
+                         for v in values]
+        lengths = {len(v) for v in rows.values()}
+        if len(lengths) != 1 or not 1 <= next(iter(lengths)) <= 32:
+            raise ValueError(f"scenarios[{label!r}] must give its three rows the same length, "
+                             f"1 … 32 entries; got {[len(v) for v in rows.values()]}")
+        caption = scenario.get("caption", "")
+        if not isinstance(caption, str):
+            raise TypeError(f"scenarios[{label!r}]['caption'] must be a string")
+        clean[str(label)] = {**rows, "caption": caption}
+
+    def state(rows: dict[str, Any]) -> dict[str, Any]:
+        index = rows["text index"]
+        n = len(index)
+        z, text = [], []
+        for row in NUMBERING_ROWS:
+            values = rows[row]
+            z.append([None if v is None else (0.0 if row == "text index" or v == index[k] else 1.0)
+                      for k, v in enumerate(values)])
+            text.append(["–" if v is None else str(v) for v in values])
+        return {"z": z, "text": text, "x": list(range(n))}
+
+    labels = list(clean)
+    first = clean[labels[0]]
+    fig = go.Figure(go.Heatmap(
+        **state(first), y=list(NUMBERING_ROWS), zmin=0, zmax=1,
+        colorscale=[[0, _CLEAR], [1, COLORWAY[1]]], showscale=False, xgap=2, ygap=2,
+        texttemplate="%{text}", textfont={"size": 14},
+        hovertemplate="entry %{x}, %{y}: %{text}<extra></extra>",
+    ))
+    fig.update_xaxes(title="entry of the row or cache, left to right", dtick=1)
+    fig.update_yaxes(autorange="reversed")
+    head = title or "Three numberings: the text index, the cache slot, the position id"
+    steps = [
+        {"label": label, "method": "update",
+         "args": [{k: [v] for k, v in state(clean[label]).items()},
+                  {"title.text": f"{head}<br><sup>{clean[label]['caption']}</sup>"}]}
+        for label in labels
+    ]
+    fig.update_layout(sliders=[_slider(steps, 0, "scenario: ", y=-0.25, pad_t=30)],
+                      margin={"t": 90, "b": 130}, meta={"scenarios": clean})
+    return _style(fig, f"{head}<br><sup>{first['caption']}</sup>", height=380)
