@@ -445,3 +445,17 @@ def test_base_bound_runs_rejects_bad_input() -> None:
         base_bound_runs(0, low=1e4, high=2e4)
     with pytest.raises(TypeError, match="length"):
         base_bound_runs(4096.0, low=1e4, high=2e4)  # type: ignore[arg-type]
+
+
+def test_pair_spiral_slider_has_the_abf_pi_crossing() -> None:
+    from posenc_lib.viz.long_context import abf_pi_crossing, pair_spiral_figure
+
+    # Base 50·b at d = 128: pair i is slowed 50^(i/64); 50^(22/64) = 3.84 ≤ 4 < 50^(23/64) = 4.08.
+    assert abf_pi_crossing(128, 1e4, 4.0, 5e5) == (22, 23)
+    assert abf_pi_crossing(128, 1e4, 8.0, 5e5) == (34, 35)  # 50^(34/64) = 7.99
+    assert abf_pi_crossing(128, 1e4, 64.0, 5e5) == ()  # 50^(63/64) < 64: ABF never slows more
+    assert abf_pi_crossing(128, 1e4, 1.0, 5e5) == (0, 1)  # every pair but 0 slowed more than 1×
+    with pytest.raises(ValueError, match="factor"):
+        abf_pi_crossing(128, 1e4, 0.5, 5e5)
+    labels = [s["label"] for s in pair_spiral_figure(pair=10, factor=4.0).layout.sliders[0].steps]
+    assert "22" in labels and "23" in labels

@@ -22,6 +22,7 @@ __all__ = [
     "ABF_BASE_GRID",
     "ARC_METHODS",
     "GRANULARITY_DIMS",
+    "abf_pi_crossing",
     "all_ones_figure",
     "arc_ends",
     "arc_figure",
@@ -278,6 +279,37 @@ def _spiral_state(
     return out
 
 
+def abf_pi_crossing(dim: int, base: float, factor: float, abf_base: float) -> tuple[int, ...]:
+    """The last pair ABF slows at most as much as PI, and the first it slows more.
+
+    ABF (base ``abf_base``) slows pair ``i`` by ``(abf_base/base)**(2i/dim)``, PI every pair by
+    ``factor``; the crossing is the first ``i`` where ABF's slow-down exceeds ``factor``.
+
+    Parameters
+    ----------
+    dim, base : int, float
+        RoPE's head size (even, 4 … 512) and base (> 1).
+    factor : float
+        PI's factor, in ``[1, 64]``.
+    abf_base : float
+        ABF's base (> 1).
+
+    Returns
+    -------
+    tuple of int
+        ``(i - 1, i)`` for the first such pair ``i`` (``(i,)`` if ``i = 0``), or ``()`` if ABF
+        slows no pair more than PI.
+    """
+    dim = _even(dim, "dim", 4, 512)
+    base = _base(base)
+    factor = _real(factor, "factor", 1.0, 64.0)
+    abf_base = _base(abf_base, "abf_base")
+    for i in range(dim // 2):
+        if (abf_base / base) ** (2 * i / dim) > factor:
+            return (i - 1, i) if i > 0 else (i,)
+    return ()
+
+
 def pair_spiral_figure(
     pair: int = 40,
     dim: int = 128,
@@ -338,7 +370,10 @@ def pair_spiral_figure(
     title = _spiral_title(pair, dim, base, factor, abf_base, length)
     if not sliders:
         return _style(fig, title, height=460)
-    grid = sorted({0, 8, 16, 24, 32, 40, 48, 56, dim // 2 - 1, pair} & set(range(dim // 2)))
+    # The slider's pairs: a coarse grid, the pair shown, and the two pairs either side of the
+    # crossing where ABF starts to slow a pair more than PI's factor (so it can be seen).
+    grid = sorted(({0, 8, 16, 24, 32, 40, 48, 56, dim // 2 - 1, pair}
+                   | set(abf_pi_crossing(dim, base, factor, abf_base))) & set(range(dim // 2)))
     steps = []
     for p in grid:
         st = _spiral_state(p, dim, base, factor, abf_base, length)
