@@ -415,6 +415,35 @@ def test_shared_turn_readout_is_the_same_at_every_step() -> None:
         shared_turn_figure(alpha=float("nan"))
 
 
+def test_compound_turn_velocity_is_a_quarter_turn_and_polygons_end_at_the_compound() -> None:
+    from posenc_lib.viz.euler import compound_turn_figure
+
+    fig = compound_turn_figure(theta=2.0, n_values=(4, 32))
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) == 13 + 1  # 0 … π in steps of π/12, plus θ = 2.0
+    grid = sorted({*np.round(np.linspace(0.0, math.pi, 13), 4).tolist(), 2.0})
+    for theta, step in zip(grid, steps, strict=True):
+        assert step.label == f"{theta:.2f}"
+        xs, ys = step.args[0]["x"], step.args[0]["y"]
+        z = complex(xs[3][1], ys[3][1])  # position arrow tip
+        tip = complex(xs[4][1], ys[4][1])  # velocity arrow tip, drawn from z
+        assert z == pytest.approx(cmath.exp(1j * theta), abs=2e-4)
+        assert tip - z == pytest.approx(1j * z, abs=3e-4)  # velocity i·z: ⊥ position, length 1
+        assert complex(xs[0][-1], ys[0][-1]) == pytest.approx(z, abs=2e-4)  # the arc ends at z
+        for index, n in ((1, 4), (2, 32)):
+            end = complex(xs[index][-1], ys[index][-1])
+            assert len(xs[index]) == n + 1
+            assert end == pytest.approx((1 + 1j * theta / n) ** n, abs=2e-4)
+        if theta > 0.5:  # more nudges land closer
+            assert abs(complex(xs[2][-1], ys[2][-1]) - z) < abs(complex(xs[1][-1], ys[1][-1]) - z)
+    with pytest.raises(ValueError, match="theta"):
+        compound_turn_figure(theta=7.0)
+    with pytest.raises(ValueError, match="n_values"):
+        compound_turn_figure(n_values=(0,))
+    with pytest.raises(TypeError, match="n_values"):
+        compound_turn_figure(n_values=4)
+
+
 def test_shared_turn_second_slider_turns_z2_alone_and_changes_the_readout() -> None:
     from posenc_lib.viz.euler import shared_turn_figure
 

@@ -113,7 +113,7 @@ def test_figures_use_the_book_notation_r_and_phi() -> None:
     law = decay_law_figure(dim=64, max_distance=100, sliders=False)
     assert law.layout.xaxis.title.text == "offset r"
     assert [tr.name for tr in law.data[1:]] == [
-        "sum (2/d) Σ cos(rθ_i)", "limit [Ci(r) − Ci(r/b)]/ln b", "log law 1 − (ln r + γ)/ln b"]
+        "sum (2/d) Σ cos(rθ_i)", "limit [Ci(r) − Ci(r/b)]/ln b", "decay law 1 − (ln r + γ)/ln b"]
     fig = position_term_figure(dim=32, offset=4, shift=5)
     assert fig.data[1].name == "A = Φ(5) (a shift)"
     assert fig.layout.yaxis.title.text == "PE(m)ᵀ A PE(n)"

@@ -1,5 +1,6 @@
-"""Euler's formula drawn: ``e^{iθ}`` with its Taylor partial sums, rotation by ``e^{iθ}``, and
-two arrows turned together (``z₁·conj(z₂)`` does not change under a shared turn).
+"""Euler's formula drawn: ``e^{iθ}`` as a motion (velocity ``i·z``, and the compound turns
+``(1 + iθ/n)^n``), with its Taylor partial sums, rotation by ``e^{iθ}``, and two arrows turned
+together (``z₁·conj(z₂)`` does not change under a shared turn).
 
 The numbers come from the core module :mod:`posenc_lib.euler`, which this one only draws.
 """
@@ -19,6 +20,7 @@ from ._checks import _base, _bool, _even, _int, _lists, _np, _real, _seed
 from ._style import COLORWAY, GRID, MUTED, _slider, _style, _with
 
 __all__ = [
+    "compound_turn_figure",
     "phasor_sum_figure",
     "rope_clock_figure",
     "rotation_figure",
@@ -555,8 +557,10 @@ def phasor_sum_figure(
 
     The path ends at ``Σ_i e^{irθ_i}``: its real part is the similarity ``Σ_i cos(rθ_i)`` of two
     sinusoidal encodings ``r`` apart, and the mean distance of the path's vertices ``S_j`` from the
-    origin is RoFormer's relative upper bound ``f(r)`` on RoPE scores. At ``r = 0`` the arrows
-    line up (length ``d/2``); as ``r`` grows the fast pairs' arrows curl up, the path stays short.
+    origin, ``f(r)``, is proportional to RoFormer's bound on RoPE scores (its "relative upper
+    bound"; the factor ``max_i |h_{i+1} − h_i|`` depends on the query and key). At ``r = 0``
+    the arrows line up (length ``d/2``); as ``r`` grows the fast pairs' arrows curl up, the path
+    stays short.
 
     Parameters
     ----------
@@ -710,5 +714,98 @@ def rope_clock_figure(
         margin={"b": 230},
     )
     fig = _style(fig, title, height=520)
+    fig.update_layout(title={"font": {"size": 13}})
+    return fig
+
+
+_COMPOUND_THETA_GRID = tuple(np.round(np.linspace(0.0, np.pi, 13), 4).tolist())  # steps of π/12
+
+
+def _compound_turn_state(
+    theta: float, n_values: tuple[int, ...]
+) -> tuple[list[dict[str, Any]], str]:
+    """The arc to ``e^{iθ}``, the polygons ``(1 + iθ/n)^k``, the position and its velocity."""
+    phi = np.linspace(0.0, theta, 61)
+    traces = [{"x": _lists(np.cos(phi), 4), "y": _lists(np.sin(phi), 4)}]
+    misses = []
+    for n in n_values:
+        vertices = (1 + 1j * theta / n) ** np.arange(n + 1)  # k = 0 … n small quarter-turn nudges
+        traces.append({"x": _lists(vertices.real, 4), "y": _lists(vertices.imag, 4)})
+        misses.append(abs(vertices[-1] - complex(math.cos(theta), math.sin(theta))))
+    z = complex(math.cos(theta), math.sin(theta))
+    velocity = 1j * z  # unit length, a quarter turn from the position
+    traces.append({"x": [0.0, round(z.real, 4)], "y": [0.0, round(z.imag, 4)]})
+    traces.append({"x": [round(z.real, 4), round(z.real + velocity.real, 4)],
+                   "y": [round(z.imag, 4), round(z.imag + velocity.imag, 4)]})
+    gaps = ", ".join(f"{miss:.3f} (n = {n})" for n, miss in zip(n_values, misses, strict=True))
+    title = f"θ = {theta:.2f}: arc length θ; (1 + iθ/n)^n misses e^(iθ) by {gaps}"
+    return traces, title
+
+
+def compound_turn_figure(
+    theta: float = 2.0, n_values: tuple[int, ...] = (4, 8, 32), *, sliders: bool = True
+) -> go.Figure:
+    """Euler's formula as a motion: ``e^{iφ}`` runs along the unit circle with velocity ``i·z``.
+
+    The figure draws the arc from ``1`` to ``e^{iθ}`` (length ``θ``), the position ``z = e^{iθ}``
+    with its velocity ``i·z`` (a quarter turn from the position, unit length), and for each ``n``
+    the polygon of the compound turns ``(1 + iθ/n)^k``, ``k = 0 … n``: ``n`` small quarter-turn
+    nudges, whose end approaches ``e^{iθ}`` as ``n`` grows (spiralling slightly outwards, the
+    modulus being ``(1 + θ²/n²)^{n/2}``).
+
+    Parameters
+    ----------
+    theta : float
+        Angle shown first, in radians (0 … π; added to the slider's grid 0 … π in steps of π/12).
+    n_values : tuple of int
+        Numbers of nudges, one polygon each (1 … 6 values, each 1 … 256).
+    sliders : bool
+        Add a slider over ``θ`` (static book).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: unit circle, arc, one polygon per ``n``, position arrow, velocity arrow.
+    """
+    theta = _real(theta, "theta", 0.0, math.pi)
+    if not isinstance(n_values, (tuple, list)) or not 1 <= len(n_values) <= 6:
+        raise TypeError(f"n_values must be a tuple of 1 to 6 integers, got {n_values!r}")
+    n_values = tuple(_int(n, "n_values", 1, 256) for n in n_values)
+    sliders = _bool(sliders, "sliders")
+    circle = np.linspace(0, 2 * np.pi, 121)
+    fig = go.Figure(go.Scatter(x=np.cos(circle).round(4), y=np.sin(circle).round(4), mode="lines",
+                               line={"color": GRID}, hoverinfo="skip", name="unit circle"))
+    traces, title = _compound_turn_state(theta, n_values)
+    fig.add_trace(go.Scatter(**traces[0], mode="lines", name="arc to e^(iθ), length θ",
+                             line={"color": COLORWAY[0], "width": 5}, hoverinfo="skip"))
+    for index, n in enumerate(n_values):
+        fig.add_trace(go.Scatter(**traces[1 + index], mode="lines+markers",
+                                 name=f"(1 + iθ/{n})^k, k = 0 … {n}",
+                                 line={"color": COLORWAY[(2 + index) % 8], "width": 1.5},
+                                 marker={"size": 5}, hoverinfo="skip"))
+    fig.add_trace(go.Scatter(**traces[-2], mode="lines+markers", name="position z = e^(iθ)",
+                             line={"color": MUTED, "width": 2}, marker={"size": [0, 10]},
+                             hoverinfo="skip"))
+    fig.add_trace(go.Scatter(**traces[-1], mode="lines+markers", name="velocity i·z (length 1)",
+                             line={"color": COLORWAY[5], "width": 3},
+                             marker={"size": [0, 10], "symbol": "triangle-up"}, hoverinfo="skip"))
+    fig.update_layout(
+        xaxis={"title": {"text": "real part"}, "range": [-2.8, 2.1]},
+        yaxis={"title": {"text": "imaginary part"}, "range": [-1.2, 2.3], "scaleanchor": "x"},
+        legend={"orientation": "h", "x": 0.0, "y": -0.15, "yanchor": "top"},
+    )
+    if not sliders:
+        return _style(fig, title, height=600)
+    grid = _with(_COMPOUND_THETA_GRID, theta)
+    moved = list(range(1, len(fig.data)))
+    steps = []
+    for value in grid:
+        st, ttl = _compound_turn_state(value, n_values)
+        steps.append({"method": "update", "label": f"{value:.2f}",
+                      "args": [{"x": [t["x"] for t in st], "y": [t["y"] for t in st]},
+                               {"title.text": ttl}, moved]})
+    fig.update_layout(sliders=[_slider(steps, grid.index(theta), "θ (rad) = ", y=-0.3, pad_t=10)],
+                      margin={"b": 200})
+    fig = _style(fig, title, height=720)
     fig.update_layout(title={"font": {"size": 13}})
     return fig

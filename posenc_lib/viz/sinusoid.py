@@ -6,7 +6,7 @@ length, and the four terms of an attention logit.
 - :func:`training_arcs`: how far each pair turns over a training length, with a slider over that
   length; pairs that do not complete a turn meet unseen angles beyond it;
 - :func:`decay_law_figure`: the normalised similarity against the offset with its closed-form
-  limit and log law, and a slider over the base;
+  limit and decay law, and a slider over the base;
 - :func:`logit_terms_figure`: content, cross and position terms of a logit against the query
   position at a fixed offset (the numbers of :func:`posenc_lib.properties.logit_terms`).
 """
@@ -251,7 +251,7 @@ def _decay_law_state(dim: int, base: float, k: np.ndarray) -> list[dict[str, Any
 def decay_law_figure(dim: int = 512, base: float = 10000.0, max_distance: int = 20000, *,
                      sliders: bool = True) -> go.Figure:
     """The normalised similarity ``(2/d) Σ cos(rθ_i)`` against the offset ``r`` (log axis), with its
-    ``d → ∞`` limit ``[Ci(r) − Ci(r/b)]/ln b`` and the log law ``1 − (ln r + γ)/ln b``.
+    ``d → ∞`` limit ``[Ci(r) − Ci(r/b)]/ln b`` and the decay law ``1 − (ln r + γ)/ln b``.
 
     A faint line keeps ``b = 10 000`` for reference while the slider changes the base; the
     y-axis range is fixed so the base's effect is visible.
@@ -282,7 +282,7 @@ def decay_law_figure(dim: int = 512, base: float = 10000.0, max_distance: int = 
                              line={"color": GRID, "width": 4}, hoverinfo="skip"))
     styles = (("sum (2/d) Σ cos(rθ_i)", {"color": COLORWAY[0], "width": 2}),
               ("limit [Ci(r) − Ci(r/b)]/ln b", {"color": COLORWAY[1], "width": 2, "dash": "dash"}),
-              ("log law 1 − (ln r + γ)/ln b", {"color": COLORWAY[5], "width": 2, "dash": "dot"}))
+              ("decay law 1 − (ln r + γ)/ln b", {"color": COLORWAY[5], "width": 2, "dash": "dot"}))
     for (name, line), state in zip(styles, _decay_law_state(dim, base, k), strict=True):
         hover = f"{name}<br>r = %{{x}}<br>%{{y:.3f}}<extra></extra>"
         fig.add_trace(go.Scatter(x=k, y=state["y"], mode="lines", name=name, line=line,
