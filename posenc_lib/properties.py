@@ -329,7 +329,9 @@ def length_dependence(
     length of the sequence it sits in (wish 1 of chapter 2); the normalised encoding
     ``m/(L − 1)`` gives a large number. With ``relative=True`` the number is divided by the
     largest row (L2) norm ``max_m ‖PE_L(m)‖`` of the longer table — largest entry change / largest
-    row norm — so that it does not change when the table is scaled (:func:`scorecard` uses this).
+    row norm — so that it does not change when the table is scaled. :func:`scorecard`'s column
+    of the same name is not this number: it takes the L2 norm of each row's change over the same
+    largest row norm, which lies between this relative value and ``sqrt(dim)`` times it.
 
     Parameters
     ----------
