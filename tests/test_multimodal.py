@@ -419,15 +419,19 @@ SEQUENCES = [
 ]
 
 
-@pytest.mark.parametrize("segments", SEQUENCES, ids=range(len(SEQUENCES)))
-def test_position_ids_equal_qwen2_vl_get_rope_index(segments: list[tuple]) -> None:
-    model = _model("qwen2_vl")
+def _get_rope_index(model, segments: list[tuple]) -> tuple[torch.Tensor, torch.Tensor]:
+    """transformers' own get_rope_index on the segments' tokens, types and grids."""
     input_ids, types = _tokens(segments)
     images = [s[1:4] for s in segments if s[0] == "image"] or None
     videos = [s[1:4] for s in segments if s[0] == "video"] or None
-    hf, delta = model.get_rope_index(
+    return model.get_rope_index(
         input_ids, types, torch.tensor(images) if images else None,
         torch.tensor(videos) if videos else None)
+
+
+@pytest.mark.parametrize("segments", SEQUENCES, ids=range(len(SEQUENCES)))
+def test_position_ids_equal_qwen2_vl_get_rope_index(segments: list[tuple]) -> None:
+    hf, delta = _get_rope_index(_model("qwen2_vl"), segments)
     ours, our_delta = mrope_position_ids(segments, resume="grid")
     assert torch.equal(ours, hf[:, 0]) and our_delta == int(delta)
 
@@ -437,14 +441,9 @@ def test_hf_rope_index_ids_is_get_rope_index_on_the_segments(segments: list[tupl
     # The helper builds the token types and grids itself; here they are built by _tokens and
     # the grid lists above, and the real get_rope_index is called directly.
     model = _model("qwen2_vl")
-    input_ids, types = _tokens(segments)
-    images = [s[1:4] for s in segments if s[0] == "image"] or None
-    videos = [s[1:4] for s in segments if s[0] == "video"] or None
-    hf, delta = model.get_rope_index(
-        input_ids, types, torch.tensor(images) if images else None,
-        torch.tensor(videos) if videos else None)
+    hf, delta = _get_rope_index(model, segments)
     ids, ours_delta = hf_rope_index_ids(model, segments)
-    assert ids.shape == (3, types.shape[1]) and torch.equal(ids, hf[:, 0])
+    assert ids.shape == (3, hf.shape[-1]) and torch.equal(ids, hf[:, 0])
     assert ours_delta == int(delta)
 
 
