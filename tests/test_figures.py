@@ -697,7 +697,7 @@ def test_numberings_figure_colours_what_differs_from_the_text_index_and_steps_ca
     (heat,) = fig.data
     assert heat.type == "heatmap" and list(heat.y) == list(NUMBERING_ROWS)
     assert [list(row) for row in heat.z] == [[None, 0.0, 0.0], [1.0, 1.0, 1.0], [1.0, 0.0, 0.0]]
-    assert [list(row) for row in heat.text] == [["–", "0", "1"], ["0", "1", "2"], ["0", "0", "1"]]
+    assert [list(row) for row in heat.text] == [["", "0", "1"], ["0", "1", "2"], ["0", "0", "1"]]
     steps = fig.layout.sliders[0].steps
     assert [step.label for step in steps] == ["padded", "plain"]
     assert steps[1].args[0]["z"][0] == [[0.0, 0.0], [None, None], [0.0, 0.0]]

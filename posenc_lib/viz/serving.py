@@ -532,7 +532,7 @@ def numberings_figure(scenarios: dict[str, dict[str, Any]], *, title: str = "") 
     -------
     plotly.graph_objects.Figure
         One heatmap (``z`` 0 where a number equals the text index, 1 where it differs, ``None``
-        where it is missing; ``text`` the numbers, "–" where missing) and one slider whose steps
+        where it is missing; ``text`` the numbers, empty where missing) and one slider whose steps
         restyle it; ``meta["scenarios"]`` holds the validated input.
     """
     if not isinstance(scenarios, dict) or not scenarios:
@@ -569,7 +569,7 @@ def numberings_figure(scenarios: dict[str, dict[str, Any]], *, title: str = "") 
             values = rows[row]
             z.append([None if v is None else (0.0 if row == "text index" or v == index[k] else 1.0)
                       for k, v in enumerate(values)])
-            text.append(["–" if v is None else str(v) for v in values])
+            text.append(["" if v is None else str(v) for v in values])  # missing: an empty cell
         return {"z": z, "text": text, "x": list(range(n))}
 
     labels = list(clean)
