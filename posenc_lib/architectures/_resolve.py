@@ -460,11 +460,11 @@ def provenance_notes(raw: Mapping[str, Any], cfg: Mapping[str, Any], owner: str)
             notes.append(f"head size {derived} = hidden_size {cfg['hidden_size']} / "
                          f"num_attention_heads {cfg['num_attention_heads']}, with "
                          f"{' and '.join(unwritten)} from {owner} (not in the file)")
-    written = raw.get("sliding_window")
-    if (isinstance(written, int) and not isinstance(written, bool)
+    file_window = raw.get("sliding_window")
+    if (isinstance(file_window, int) and not isinstance(file_window, bool)
             and cfg.get("sliding_window") is None):
         why = " (use_sliding_window is false)" if raw.get("use_sliding_window") is False else ""
-        notes.append(f"sliding_window = {_fmt(written)} in the file is not applied: {owner} "
+        notes.append(f"sliding_window = {_fmt(file_window)} in the file is not applied: {owner} "
                      f"sets the window to None{why}")
     types = cfg.get("layer_types")
     if (isinstance(types, list) and len(set(types)) > 1 and not raw.get("layer_types")

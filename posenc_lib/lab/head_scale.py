@@ -53,11 +53,11 @@ def _scaled_weights(model: TinyDecoder, scales: torch.Tensor) -> dict[str, torch
     """Each block's ``qkv`` weight with head ``h``'s query rows multiplied by ``scales[l, h]``."""
     d_model, head_dim = model.config.d_model, model.config.head_dim
     weights = {}
-    for layer, block in enumerate(model.blocks):
-        w = block.attn.qkv.weight  # (3 d_model, d_model): query rows first, head by head
+    for layer in range(model.config.n_layers):
+        name = f"blocks.{layer}.attn.qkv.weight"
+        w = model.get_parameter(name)  # (3 d_model, d_model): query rows first, head by head
         row_scale = scales[layer].repeat_interleave(head_dim)  # (d_model,)
-        weights[f"blocks.{layer}.attn.qkv.weight"] = torch.cat(
-            [w[:d_model] * row_scale[:, None], w[d_model:]])
+        weights[name] = torch.cat([w[:d_model] * row_scale[:, None], w[d_model:]])
     return weights
 
 
